@@ -1,0 +1,90 @@
+"""The one exception tree of the harness.
+
+    HarnessError
+    ├── ConfigError          bad config, unknown scaffold/task/key (lists the valid choices)
+    ├── TaskError            a task folder or card that cannot be loaded
+    ├── StoreError           the run store cannot be read or written
+    │   └── RunNotFound
+    ├── SandboxError         broken sandbox infrastructure (never a candidate's failure)
+    │   └── SandboxUnavailable   no engine / image; names the setup command
+    ├── LLMError             the model endpoint failed after retries
+    │   ├── LLMTimeout
+    │   └── LLMUnavailable   endpoint unreachable
+    ├── BudgetExhausted      the run's token/cost budget is spent (a clean stop)
+    └── StrategyError        an EvoX strategy failed (crash, timeout, invalid answer)
+
+A candidate program's failure is data (``EvalResult.status``), never an exception: exceptions
+mean broken infrastructure or bad input.  Every message names the object and says what to do.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetExhausted",
+    "ConfigError",
+    "HarnessError",
+    "LLMError",
+    "LLMTimeout",
+    "LLMUnavailable",
+    "RunNotFound",
+    "SandboxError",
+    "SandboxUnavailable",
+    "StoreError",
+    "StrategyError",
+    "TaskError",
+]
+
+
+class HarnessError(Exception):
+    """Base of every error the harness raises on purpose."""
+
+    #: Process exit code the CLI uses for this error (1 = runtime failure, 2 = bad input).
+    exit_code: int = 1
+
+
+class ConfigError(HarnessError):
+    exit_code = 2
+
+
+class TaskError(HarnessError):
+    exit_code = 2
+
+
+class StoreError(HarnessError):
+    pass
+
+
+class RunNotFound(StoreError):
+    exit_code = 2
+
+
+class SandboxError(HarnessError):
+    pass
+
+
+class SandboxUnavailable(SandboxError):
+    pass
+
+
+class LLMError(HarnessError):
+    pass
+
+
+class LLMTimeout(LLMError):
+    pass
+
+
+class LLMUnavailable(LLMError):
+    pass
+
+
+class BudgetExhausted(HarnessError):
+    pass
+
+
+class StrategyError(HarnessError):
+    """An EvoX strategy misbehaved; ``kind`` says how (crash, timeout, invalid, protocol, oom)."""
+
+    def __init__(self, message: str, *, kind: str = "crash") -> None:
+        super().__init__(message)
+        self.kind = kind

@@ -1,0 +1,64 @@
+"""Population: the archive of scored programs a scaffold searches over.
+
+Contract (all implementations):
+
+- Only the controller calls ``add``; selection policies, prompt builders and memories read.
+- ``add`` decides admission and returns whether the program became a member.  A population
+  may evict members; evicted programs stay in the run store but leave ``programs()``.
+- ``programs()`` lists members in admission order; ``top(n)`` is a *stable* descending sort by
+  ``Program.score`` (ties keep admission order); ``best()`` uses strict ``>`` (the first of
+  equal scores wins), as the reference does.
+- Deterministic: no randomness unless an RNG is passed in by the scaffold builder.
+- ``state_dict``/``load_state_dict`` round-trip the population through a checkpoint; programs
+  themselves come back from the store, the state only names them (plus any structure such as
+  islands or grid cells).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.core.records import Program
+
+__all__ = ["BasePopulation"]
+
+
+class BasePopulation(ABC):
+    @abstractmethod
+    def add(self, program: Program) -> bool:
+        """Offer ``program`` for admission; return True if it is now a member."""
+
+    @abstractmethod
+    def programs(self) -> Sequence[Program]:
+        """Members in admission order."""
+
+    def get(self, program_id: str) -> Program | None:
+        for p in self.programs():
+            if p.id == program_id:
+                return p
+        return None
+
+    def __len__(self) -> int:
+        return len(self.programs())
+
+    def __contains__(self, program_id: object) -> bool:
+        return isinstance(program_id, str) and self.get(program_id) is not None
+
+    def top(self, n: int) -> list[Program]:
+        return sorted(self.programs(), key=lambda p: -p.score)[: max(0, n)]
+
+    def best(self) -> Program | None:
+        best: Program | None = None
+        for p in self.programs():
+            if best is None or p.score > best.score:
+                best = p
+        return best
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"members": [p.id for p in self.programs()]}
+
+    @abstractmethod
+    def load_state_dict(self, state: Mapping[str, Any], programs: Mapping[str, Program]) -> None:
+        """Restore from ``state_dict()`` output; ``programs`` maps every stored id to its record."""

@@ -1,0 +1,50 @@
+"""Readable pydantic errors: one line per problem, unknown keys listed with the valid ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+__all__ = ["format_validation_error"]
+
+
+def format_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """One readable line per problem; unknown keys list the valid ones."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err["loc"])
+        if err["type"] == "extra_forbidden":
+            valid = _valid_keys(model, err["loc"][:-1]) if model else []
+            hint = f"; valid keys: {', '.join(valid)}" if valid else ""
+            parts.append(f"unknown key '{loc}'{hint}")
+        elif err["type"] == "missing":
+            parts.append(f"missing key '{loc}'")
+        else:
+            parts.append(f"'{loc}': {err['msg']}" if loc else err["msg"])
+    return "; ".join(parts)
+
+
+def _valid_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field_info = getattr(current, "model_fields", {}).get(part)
+        if field_info is None:
+            return []
+        annotation = field_info.annotation
+        current = _model_in(annotation)
+        if current is None:
+            return []
+    return sorted(getattr(current, "model_fields", {}).keys())
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,292 @@
+"""Task folders: the card (``task.yaml``), the trusted evaluator, the seed program.
+
+A *native* task folder has a ``task.yaml`` validated by :class:`TaskCard`; its evaluator runs in
+*sealed* mode (the scorer gets a candidate handle and recomputes everything).  A folder with an
+``evaluator.py`` and no card is an OpenEvolve/SkyDiscover folder and loads unchanged in *compat*
+mode, with a card synthesised from what the folder holds.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from harness.core.errors import TaskError
+from harness.core.validation import format_validation_error
+from harness.sandbox.protocol import Limits
+
+__all__ = [
+    "BestKnown",
+    "CascadeStage",
+    "Task",
+    "TaskCard",
+    "TaskLimits",
+    "list_tasks",
+    "load_task",
+    "tasks_root",
+]
+
+#: OpenEvolve's cascade thresholds, used for compat folders that do not state their own.
+OPENEVOLVE_THRESHOLDS = (0.5, 0.75, 0.9)
+#: Files shipped to the sandbox are capped so a task folder cannot balloon every job.
+MAX_TASK_BYTES = 16 << 20
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BestKnown(_Strict):
+    value: float
+    source: str
+    #: Where the value sits on the ``combined_score`` scale (computed by the card author).
+    combined_score: float | None = None
+
+
+class CascadeStage(_Strict):
+    #: Evaluator function for this stage (``evaluate_stage1`` …).
+    function: str
+    #: The next stage runs only if this stage's score (``combined_score``, else the mean of the
+    #: numeric metrics) is at least this; ``None`` on the last stage.
+    threshold: float | None = None
+
+
+class TaskLimits(_Strict):
+    wall_s: float = Field(60.0, gt=0, le=3600)
+    memory_mb: int = Field(1024, ge=64, le=16384)
+    cpus: float = Field(1.0, gt=0, le=64)
+    pids: int = Field(128, ge=8, le=4096)
+    output_mb: float = Field(1.0, gt=0, le=64)
+    tmpfs_mb: int = Field(64, ge=8, le=4096)
+
+    def to_limits(self) -> Limits:
+        return Limits(
+            wall_s=self.wall_s,
+            memory_mb=self.memory_mb,
+            cpus=self.cpus,
+            pids=self.pids,
+            output_bytes=int(self.output_mb * (1 << 20)),
+            tmpfs_mb=self.tmpfs_mb,
+        )
+
+
+class TaskCard(_Strict):
+    """``task.yaml``: what the task is, how it is scored, what the candidate must provide."""
+
+    name: str
+    description: str
+    mode: Literal["sealed", "compat"] = "sealed"
+    objective: str
+    direction: Literal["maximize", "minimize"] = "maximize"
+    #: Metric holding the raw objective value (e.g. ``sum_radii``).
+    metric: str | None = None
+    best_known: BestKnown | None = None
+    #: How ``combined_score`` (higher is better) is derived from the raw value.
+    score: str = "combined_score"
+    #: Function the candidate program must define (sealed mode).
+    entry_point: str | None = None
+    image: str = "python-eval"
+    preload: tuple[str, ...] = ()
+    limits: TaskLimits = TaskLimits()
+    evaluator: str = "evaluator.py"
+    initial_program: str = "initial_program.py"
+    #: Extra trusted files (relative to the folder) shipped next to the evaluator.
+    files: tuple[str, ...] = ()
+    cascade: tuple[CascadeStage, ...] = ()
+    language: str = "python"
+    #: Free-form validity rules and tolerances, shown in docs and prompts.
+    validity: str = ""
+
+    @model_validator(mode="after")
+    def _check(self) -> TaskCard:
+        if self.mode == "sealed" and not self.entry_point:
+            raise ValueError("a sealed task needs 'entry_point' (the function candidates define)")
+        for stage in self.cascade[:-1]:
+            if stage.threshold is None:
+                raise ValueError(f"cascade stage {stage.function!r} needs a 'threshold'")
+        return self
+
+    @property
+    def stages(self) -> tuple[CascadeStage, ...]:
+        return self.cascade or (CascadeStage(function="evaluate"),)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A loaded task: its card, folder, and the bytes shipped to the sandbox."""
+
+    card: TaskCard
+    path: Path
+    #: Trusted files for the sandbox: relative path → bytes (evaluator first).
+    files: Mapping[str, bytes]
+    initial_program: str | None
+
+    @property
+    def name(self) -> str:
+        return self.card.name
+
+    @property
+    def evaluator_module(self) -> str:
+        return Path(self.card.evaluator).stem
+
+    def prompt_description(self) -> str:
+        c = self.card
+        lines = [c.description.strip()]
+        if c.objective:
+            lines.append(f"Objective: {c.objective.strip()}")
+        if c.entry_point:
+            lines.append(f"The program must define `{c.entry_point}`.")
+        if c.validity:
+            lines.append(f"Validity: {c.validity.strip()}")
+        return "\n".join(lines)
+
+
+def tasks_root() -> Path:
+    """Folder of the shipped tasks (``GALAPAGOS_TASKS`` overrides)."""
+    env = os.environ.get("GALAPAGOS_TASKS")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "tasks"
+
+
+def list_tasks(root: Path | None = None) -> list[str]:
+    root = root or tasks_root()
+    if not root.is_dir():
+        return []
+    return sorted(
+        p.name
+        for p in root.iterdir()
+        if p.is_dir() and ((p / "task.yaml").exists() or (p / "evaluator.py").exists())
+    )
+
+
+def _resolve(name_or_path: str | os.PathLike[str]) -> Path:
+    candidate = Path(name_or_path)
+    if candidate.is_dir():
+        return candidate.resolve()
+    root = tasks_root()
+    named = root / str(name_or_path)
+    if named.is_dir() and os.sep not in str(name_or_path):
+        return named.resolve()
+    valid = ", ".join(list_tasks(root)) or "(none)"
+    raise TaskError(
+        f"unknown task {str(name_or_path)!r}: not a folder and not one of: {valid}. "
+        "Pass a task name or the path of a task folder."
+    )
+
+
+def _read_card(folder: Path) -> TaskCard:
+    card_path = folder / "task.yaml"
+    try:
+        raw = yaml.safe_load(card_path.read_text())
+    except yaml.YAMLError as exc:
+        raise TaskError(f"{card_path}: malformed YAML ({exc}). Fix the file and retry.") from exc
+    if not isinstance(raw, dict):
+        raise TaskError(f"{card_path}: expected a mapping of card fields")
+    try:
+        return TaskCard.model_validate(raw)
+    except ValidationError as exc:
+        raise TaskError(f"{card_path}: {format_validation_error(exc, TaskCard)}") from exc
+
+
+def _compat_card(folder: Path) -> TaskCard:
+    """Synthesise a card for an OpenEvolve/SkyDiscover folder from its evaluator's functions."""
+    evaluator = folder / "evaluator.py"
+    try:
+        tree = ast.parse(evaluator.read_text())
+    except SyntaxError as exc:
+        raise TaskError(f"{evaluator}: does not parse ({exc})") from exc
+    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    if "evaluate" not in funcs and "evaluate_stage1" not in funcs:
+        raise TaskError(f"{evaluator}: defines neither evaluate() nor evaluate_stage1()")
+    thresholds = list(OPENEVOLVE_THRESHOLDS)
+    limits: dict[str, Any] = {}
+    config = folder / "config.yaml"
+    if config.exists():
+        try:
+            cfg = yaml.safe_load(config.read_text()) or {}
+            ev = cfg.get("evaluator") or {}
+            if isinstance(ev.get("cascade_thresholds"), list):
+                thresholds = [float(t) for t in ev["cascade_thresholds"]]
+            if isinstance(ev.get("timeout"), int | float):
+                limits["wall_s"] = float(min(ev["timeout"], 3600))
+        except (yaml.YAMLError, AttributeError, TypeError, ValueError):
+            pass  # an unreadable peer config only loses its hints
+    stages: list[CascadeStage] = []
+    n = 1
+    while f"evaluate_stage{n}" in funcs:
+        stages.append(CascadeStage(function=f"evaluate_stage{n}"))
+        n += 1
+    cascade: tuple[CascadeStage, ...] = ()
+    if stages:
+        cascade = tuple(
+            CascadeStage(
+                function=s.function,
+                threshold=(thresholds[i] if i < len(thresholds) else thresholds[-1])
+                if i < len(stages) - 1
+                else None,
+            )
+            for i, s in enumerate(stages)
+        )
+    seeds = (folder / "initial_program.py", folder / "initial_program.rs")
+    initial = next((p.name for p in seeds if p.exists()), "initial_program.py")
+    return TaskCard(
+        name=folder.name,
+        description=f"OpenEvolve/SkyDiscover task folder {folder.name} (compat mode).",
+        mode="compat",
+        objective="maximise combined_score as computed by the folder's evaluator.py",
+        limits=TaskLimits(**limits),
+        cascade=cascade,
+        initial_program=initial,
+        preload=("numpy",),
+    )
+
+
+def _collect_files(folder: Path, card: TaskCard) -> dict[str, bytes]:
+    names = [card.evaluator, *card.files]
+    if card.mode == "compat":
+        # Compat evaluators import helpers from their own folder; ship the Python files there.
+        names += [
+            p.name
+            for p in sorted(folder.glob("*.py"))
+            if p.name not in {card.evaluator, card.initial_program}
+        ]
+    files: dict[str, bytes] = {}
+    total = 0
+    for rel in dict.fromkeys(names):
+        path = (folder / rel).resolve()
+        if folder.resolve() not in path.parents:
+            raise TaskError(f"{folder}: file {rel!r} is outside the task folder")
+        if not path.is_file():
+            raise TaskError(f"{folder}: the card names {rel!r}, which does not exist")
+        data = path.read_bytes()
+        total += len(data)
+        if total > MAX_TASK_BYTES:
+            raise TaskError(f"{folder}: task files exceed {MAX_TASK_BYTES >> 20} MiB")
+        files[rel] = data
+    return files
+
+
+def load_task(name_or_path: str | os.PathLike[str]) -> Task:
+    """Load a shipped task by name, or any task folder (native or compat) by path."""
+    folder = _resolve(name_or_path)
+    if (folder / "task.yaml").exists():
+        card = _read_card(folder)
+    elif (folder / "evaluator.py").exists():
+        card = _compat_card(folder)
+    else:
+        raise TaskError(
+            f"{folder}: not a task folder (needs task.yaml, or evaluator.py for an "
+            "OpenEvolve/SkyDiscover folder)"
+        )
+    files = _collect_files(folder, card)
+    initial_path = folder / card.initial_program
+    initial = initial_path.read_text() if initial_path.is_file() else None
+    return Task(card=card, path=folder, files=files, initial_program=initial)
