@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.core.records import Attempt, Prompt, Selection
+from harness.core.records import Attempt, Program, Prompt, Selection
 
 __all__ = ["BasePromptBuilder", "PromptContext"]
 
@@ -35,6 +35,8 @@ class PromptContext:
     stats: Mapping[str, Any] = field(default_factory=dict)
     #: Evaluation wall limit, for the timeout warning.
     eval_timeout_s: float | None = None
+    #: Recent strong programs ("previous attempts"), best first.
+    history: Sequence[Program] = ()
 
 
 class BasePromptBuilder(ABC):

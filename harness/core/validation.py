@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["format_validation_error"]
+__all__ = ["StrictModel", "format_validation_error"]
+
+
+class StrictModel(BaseModel):
+    """Base of every config section: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 def format_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:

@@ -1,0 +1,136 @@
+"""Run configuration: YAML validated into strict pydantic models.
+
+A run's config is the scaffold's ``config.yaml`` defaults, deep-merged with the user's file,
+then ``--set key=value`` overrides, then CLI flags.  Every section is strict: a misspelled or
+unknown key is a :class:`ConfigError` that lists the valid keys (SkyDiscover silently ignores
+them; we don't).  Component sections (``population``, ``selection_policy``, ``prompt``,
+``proposer``, ``memory``) are typed by the scaffold's own models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from harness.core.errors import ConfigError
+from harness.core.validation import StrictModel, format_validation_error
+from harness.llm.config import LLMConfig
+
+__all__ = [
+    "COMPONENT_SECTIONS",
+    "EmptySection",
+    "EvaluatorConfig",
+    "GeneralConfig",
+    "RunConfig",
+    "StrictModel",
+    "apply_overrides",
+    "deep_merge",
+    "read_yaml",
+    "validate_config",
+]
+
+COMPONENT_SECTIONS = ("population", "selection_policy", "prompt", "proposer", "memory")
+
+
+class EmptySection(StrictModel):
+    """A component section that takes no options."""
+
+
+class GeneralConfig(StrictModel):
+    #: LLM iterations after the seed evaluation (iteration 0).
+    max_iterations: int = Field(100, ge=0, le=1_000_000)
+    #: Attempts per iteration; failed attempts are fed back into the next prompt.
+    inner_retry_times: int = Field(1, ge=1, le=20)
+    #: Iterations in flight at once (LLM calls and evaluations overlap) where a scaffold allows.
+    max_parallel_iterations: int = Field(1, ge=1, le=64)
+    #: Store prompts and responses with each LLM call.
+    log_prompts: bool = True
+
+
+class EvaluatorConfig(StrictModel):
+    #: ``docker`` (default): every candidate in a fresh locked-down container.  ``local`` runs
+    #: candidates in host subprocesses and is unsafe for untrusted code.
+    sandbox: Literal["docker", "local"] = "docker"
+    #: Overrides the task card's wall-clock limit per stage (seconds).
+    timeout_s: float | None = Field(None, gt=0, le=3600)
+    #: Overrides the task card's memory limit (MiB).
+    memory_mb: int | None = Field(None, ge=64, le=65536)
+    #: Warm containers kept ready per job shape; ``None`` sizes the pool to the machine.
+    pool_size: int | None = Field(None, ge=0, le=64)
+
+
+class RunConfig(StrictModel):
+    scaffold: str
+    seed: int = 0
+    general: GeneralConfig = GeneralConfig()
+    llm: LLMConfig = LLMConfig()
+    evaluator: EvaluatorConfig = EvaluatorConfig()
+    population: BaseModel = EmptySection()
+    selection_policy: BaseModel = EmptySection()
+    prompt: BaseModel = EmptySection()
+    proposer: BaseModel = EmptySection()
+    memory: BaseModel = EmptySection()
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """Read a YAML mapping; malformed files and non-mappings are ``ConfigError``."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"malformed YAML in {path}{where}: {problem}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{path}: expected a mapping of config sections, got {type(data).__name__}"
+        )
+    return data
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def apply_overrides(config: Mapping[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``key.sub=value`` overrides; values are parsed as YAML scalars/lists."""
+    out = dict(config)
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. general.max_iterations=50")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--set {item!r}: value is not valid YAML") from exc
+        patch: Any = value
+        for part in reversed(key.split(".")):
+            patch = {part: patch}
+        out = deep_merge(out, patch)
+    return out
+
+
+def validate_config(model: type[RunConfig], data: Mapping[str, Any], *, source: str) -> RunConfig:
+    try:
+        return model.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ConfigError(
+            f"invalid config ({source}): {format_validation_error(exc, model)}"
+        ) from exc

@@ -1,0 +1,399 @@
+"""SQLite run store (WAL): runs, programs, evaluations, LLM calls, events, checkpoints.
+
+One transaction per iteration: a crash loses at most the iteration in flight.  The schema is
+versioned; ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1`` and runs on open.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from harness.core.errors import RunNotFound, StoreError
+from harness.core.records import Event, Program
+from harness.store.base import IterationCommit, RunRecord
+
+__all__ = ["SCHEMA_VERSION", "SQLiteStore", "default_store_path"]
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY, scaffold TEXT NOT NULL, task TEXT NOT NULL, task_path TEXT,
+        task_hash TEXT, config TEXT NOT NULL, seed INTEGER NOT NULL, max_iterations INTEGER,
+        status TEXT NOT NULL, created_at REAL, updated_at REAL, iterations_done INTEGER DEFAULT 0,
+        best_program_id TEXT, seed_score REAL, best_score REAL, prompt_tokens INTEGER DEFAULT 0,
+        completion_tokens INTEGER DEFAULT 0, cost REAL DEFAULT 0, error TEXT DEFAULT '',
+        owner TEXT DEFAULT ''
+    );
+    CREATE TABLE programs (
+        run_id TEXT NOT NULL, id TEXT NOT NULL, iteration INTEGER NOT NULL, parent_id TEXT,
+        code TEXT NOT NULL, metrics TEXT NOT NULL, score REAL, generation INTEGER,
+        changes TEXT, artifacts TEXT, metadata TEXT, inspiration_ids TEXT, parent_label TEXT,
+        language TEXT, created_at REAL, PRIMARY KEY (run_id, id)
+    );
+    CREATE INDEX programs_by_iteration ON programs (run_id, iteration);
+    CREATE TABLE evaluations (
+        run_id TEXT NOT NULL, iteration INTEGER NOT NULL, attempt INTEGER NOT NULL,
+        program_id TEXT NOT NULL, status TEXT NOT NULL, result TEXT NOT NULL, code TEXT,
+        duration_s REAL, created_at REAL
+    );
+    CREATE INDEX evaluations_by_run ON evaluations (run_id, iteration);
+    CREATE TABLE llm_calls (
+        run_id TEXT NOT NULL, iteration INTEGER NOT NULL, attempt INTEGER, purpose TEXT,
+        model TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, latency_s REAL, cost REAL,
+        ok INTEGER, error TEXT, prompt TEXT, response TEXT, created_at REAL
+    );
+    CREATE INDEX llm_calls_by_run ON llm_calls (run_id, iteration);
+    CREATE TABLE events (
+        run_id TEXT NOT NULL, seq INTEGER NOT NULL, iteration INTEGER, kind TEXT NOT NULL,
+        payload TEXT NOT NULL, created_at REAL, PRIMARY KEY (run_id, seq)
+    );
+    CREATE TABLE iterations (
+        run_id TEXT NOT NULL, iteration INTEGER NOT NULL, status TEXT NOT NULL,
+        best_score REAL, duration_s REAL, created_at REAL, PRIMARY KEY (run_id, iteration)
+    );
+    CREATE TABLE checkpoints (
+        run_id TEXT PRIMARY KEY, iteration INTEGER NOT NULL, state TEXT NOT NULL,
+        created_at REAL
+    );
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_RUN_FIELDS = (
+    "scaffold task task_path task_hash config seed max_iterations status created_at updated_at "
+    "iterations_done best_program_id seed_score best_score prompt_tokens completion_tokens cost "
+    "error owner"
+).split()
+
+
+def default_store_path() -> Path:
+    """``$GALAPAGOS_STORE``, else ``$XDG_DATA_HOME/galapagos/store.sqlite``."""
+    env = os.environ.get("GALAPAGOS_STORE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "galapagos" / "store.sqlite"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), default=_json_default)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
+
+
+class SQLiteStore:
+    """Thread-safe (one connection, one lock); readers in other processes see WAL snapshots."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None, timeout=30
+            )
+            self._conn.row_factory = sqlite3.Row
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open run store {self.path}: {exc}") from exc
+        self._lock = threading.RLock()
+        self._migrate()
+
+    # -- plumbing ---------------------------------------------------------------------------
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                yield self._conn
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, args).fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"run store {self.path}: {exc}") from exc
+
+    def _migrate(self) -> None:
+        with self._tx() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            version = int(row[0]) if row else 0
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"run store {self.path} has schema v{version}, newer than this Galapagos "
+                    f"(v{SCHEMA_VERSION}); upgrade Galapagos or use another --store"
+                )
+            for script in MIGRATIONS[version:]:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+            conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # -- runs -------------------------------------------------------------------------------
+    def create_run(self, run: RunRecord) -> None:
+        now = time.time()
+        values = [getattr(run, f) for f in _RUN_FIELDS]
+        values[_RUN_FIELDS.index("config")] = _dumps(dict(run.config))
+        values[_RUN_FIELDS.index("created_at")] = run.created_at or now
+        values[_RUN_FIELDS.index("updated_at")] = now
+        cols = ", ".join(["id", *_RUN_FIELDS])
+        marks = ", ".join("?" * (len(_RUN_FIELDS) + 1))
+        try:
+            with self._tx() as conn:
+                conn.execute(f"INSERT INTO runs ({cols}) VALUES ({marks})", [run.id, *values])
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"run {run.id} already exists in {self.path}") from exc
+
+    def _row_to_run(self, row: sqlite3.Row) -> RunRecord:
+        data = {k: row[k] for k in row.keys()}  # noqa: SIM118 - sqlite3.Row
+        data["config"] = json.loads(data["config"])
+        for key in ("task_path", "task_hash", "error", "owner"):
+            data[key] = data[key] or ""
+        return RunRecord(**data)
+
+    def get_run(self, run_id: str) -> RunRecord:
+        rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        if not rows:
+            rows = self._query("SELECT * FROM runs WHERE id LIKE ?", (run_id + "%",))
+            if len(rows) != 1:
+                raise RunNotFound(
+                    f"no run {run_id!r} in {self.path}; list runs with `galapagos runs`"
+                    + (" (the prefix is ambiguous)" if rows else "")
+                )
+        return self._row_to_run(rows[0])
+
+    def list_runs(self, limit: int | None = None) -> list[RunRecord]:
+        sql = "SELECT * FROM runs ORDER BY created_at DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [self._row_to_run(r) for r in self._query(sql)]
+
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        unknown = set(fields) - set(_RUN_FIELDS)
+        if unknown:
+            raise StoreError(f"unknown run fields {sorted(unknown)}")
+        fields["updated_at"] = time.time()
+        if "config" in fields:
+            fields["config"] = _dumps(fields["config"])
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        with self._tx() as conn:
+            conn.execute(f"UPDATE runs SET {sets} WHERE id = ?", [*fields.values(), run_id])
+
+    # -- iterations -------------------------------------------------------------------------
+    def commit_iteration(self, commit: IterationCommit) -> None:
+        now = time.time()
+        run_id = commit.run_id
+        try:
+            with self._tx() as conn:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO programs VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            run_id,
+                            p.id,
+                            p.iteration,
+                            p.parent_id,
+                            p.code,
+                            _dumps(dict(p.metrics)),
+                            p.score,
+                            p.generation,
+                            p.changes,
+                            _dumps(dict(p.artifacts)),
+                            _dumps(dict(p.metadata)),
+                            _dumps(list(p.inspiration_ids)),
+                            p.parent_label,
+                            p.language,
+                            now,
+                        )
+                        for p in commit.programs
+                    ],
+                )
+                conn.executemany(
+                    "INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            run_id,
+                            e.iteration,
+                            e.attempt,
+                            e.program_id,
+                            e.result.status,
+                            _dumps(e.result.to_dict()),
+                            e.code,
+                            e.result.duration_s,
+                            now,
+                        )
+                        for e in commit.evaluations
+                    ],
+                )
+                conn.executemany(
+                    "INSERT INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            run_id,
+                            c.iteration,
+                            c.attempt,
+                            c.call.purpose,
+                            c.call.model,
+                            c.call.prompt_tokens,
+                            c.call.completion_tokens,
+                            c.call.latency_s,
+                            c.call.cost,
+                            int(c.call.ok),
+                            c.call.error,
+                            c.prompt,
+                            c.call.text,
+                            now,
+                        )
+                        for c in commit.llm_calls
+                    ],
+                )
+                row = conn.execute(
+                    "SELECT COALESCE(MAX(seq), -1) FROM events WHERE run_id = ?", (run_id,)
+                ).fetchone()
+                seq = int(row[0]) + 1
+                conn.executemany(
+                    "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (run_id, seq + i, ev.iteration, ev.kind, _dumps(dict(ev.payload)), now)
+                        for i, ev in enumerate(commit.events)
+                    ],
+                )
+                conn.execute(
+                    "INSERT OR REPLACE INTO iterations VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        run_id,
+                        commit.iteration,
+                        commit.status,
+                        commit.best_score,
+                        commit.duration_s,
+                        now,
+                    ),
+                )
+                if commit.checkpoint is not None:
+                    conn.execute(
+                        "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?)",
+                        (run_id, commit.iteration, _dumps(dict(commit.checkpoint)), now),
+                    )
+                if commit.run_updates:
+                    updates = dict(commit.run_updates, updated_at=now)
+                    sets = ", ".join(f"{k} = ?" for k in updates)
+                    conn.execute(
+                        f"UPDATE runs SET {sets} WHERE id = ?", [*updates.values(), run_id]
+                    )
+        except sqlite3.Error as exc:
+            raise StoreError(f"run store {self.path}: cannot commit iteration: {exc}") from exc
+
+    def programs(self, run_id: str) -> list[Program]:
+        rows = self._query(
+            "SELECT * FROM programs WHERE run_id = ? ORDER BY iteration, rowid", (run_id,)
+        )
+        return [
+            Program(
+                id=r["id"],
+                code=r["code"],
+                iteration=r["iteration"],
+                metrics=json.loads(r["metrics"]),
+                score=r["score"] if r["score"] is not None else float("-inf"),
+                parent_id=r["parent_id"],
+                inspiration_ids=tuple(json.loads(r["inspiration_ids"] or "[]")),
+                parent_label=r["parent_label"] or "",
+                generation=r["generation"] or 0,
+                language=r["language"] or "python",
+                changes=r["changes"] or "",
+                artifacts=json.loads(r["artifacts"] or "{}"),
+                metadata=json.loads(r["metadata"] or "{}"),
+            )
+            for r in rows
+        ]
+
+    def checkpoint(self, run_id: str) -> tuple[int, Mapping[str, Any]] | None:
+        rows = self._query("SELECT iteration, state FROM checkpoints WHERE run_id = ?", (run_id,))
+        if not rows:
+            return None
+        return int(rows[0]["iteration"]), json.loads(rows[0]["state"])
+
+    def done_iterations(self, run_id: str) -> set[int]:
+        rows = self._query("SELECT iteration FROM iterations WHERE run_id = ?", (run_id,))
+        return {int(r[0]) for r in rows}
+
+    def events(self, run_id: str, kinds: Sequence[str] | None = None) -> list[Event]:
+        sql = "SELECT iteration, kind, payload FROM events WHERE run_id = ?"
+        args: list[Any] = [run_id]
+        if kinds:
+            sql += f" AND kind IN ({', '.join('?' * len(kinds))})"
+            args += list(kinds)
+        rows = self._query(sql + " ORDER BY seq", args)
+        return [Event(r["iteration"], r["kind"], json.loads(r["payload"])) for r in rows]
+
+    def evaluations(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._query(
+            "SELECT iteration, attempt, program_id, status, result FROM evaluations "
+            "WHERE run_id = ? ORDER BY rowid",
+            (run_id,),
+        )
+        return [dict(r) | {"result": json.loads(r["result"])} for r in rows]
+
+    def score_history(self, run_id: str) -> list[tuple[int, float | None]]:
+        rows = self._query(
+            "SELECT iteration, best_score FROM iterations WHERE run_id = ? ORDER BY iteration",
+            (run_id,),
+        )
+        return [(int(r[0]), r[1]) for r in rows]
+
+    def llm_calls(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._query(
+            "SELECT iteration, attempt, purpose, model, prompt_tokens, completion_tokens, "
+            "latency_s, cost, ok, error FROM llm_calls WHERE run_id = ? ORDER BY rowid",
+            (run_id,),
+        )
+        return [dict(r) for r in rows]
+
+    def llm_usage(self, run_id: str) -> dict[str, Any]:
+        rows = self._query(
+            "SELECT model, COUNT(*) AS calls, SUM(ok) AS ok, SUM(prompt_tokens) AS prompt_tokens, "
+            "SUM(completion_tokens) AS completion_tokens, SUM(cost) AS cost, "
+            "AVG(latency_s) AS mean_latency_s FROM llm_calls WHERE run_id = ? GROUP BY model",
+            (run_id,),
+        )
+        models = [dict(r) for r in rows]
+        return {
+            "calls": sum(m["calls"] for m in models),
+            "prompt_tokens": sum(m["prompt_tokens"] or 0 for m in models),
+            "completion_tokens": sum(m["completion_tokens"] or 0 for m in models),
+            "cost": sum(m["cost"] or 0.0 for m in models),
+            "by_model": models,
+        }
+
+    def best_scores_by_task(self) -> dict[str, float]:
+        rows = self._query(
+            "SELECT task, MAX(best_score) FROM runs WHERE best_score IS NOT NULL GROUP BY task"
+        )
+        return {r[0]: r[1] for r in rows}

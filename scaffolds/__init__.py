@@ -1,0 +1,1 @@
+"""Scaffolds: one folder per method (card README, config.yaml defaults, overridden components)."""

@@ -1,0 +1,95 @@
+"""``BestOfNPolicy``: reuse one parent until N valid children, then commit to the global best.
+
+Faithful to SkyDiscover's ``BestOfNDatabase``: the reuse counter advances in ``observe`` and
+only when a child was admitted (a failed iteration is a free retry on the same parent); a new
+parent is the program with the highest ``combined_score`` (missing or non-numeric counts as
+-inf, ties go to the earliest), not ``get_score``.  Inspirations are a fresh random sample of up
+to k programs from the top max(2k, 10), excluding the parent.
+"""
+
+from __future__ import annotations
+
+import numbers
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field
+
+from harness.core.population import BasePopulation
+from harness.core.records import IterationOutcome, Program, Selection
+from harness.core.selection import BaseSelectionPolicy
+from harness.core.validation import StrictModel
+
+__all__ = ["BestOfNConfig", "BestOfNPolicy", "combined_score_key"]
+
+
+class BestOfNConfig(StrictModel):
+    #: N: children drawn from one parent before switching to the global best.
+    best_of_n: int = Field(5, ge=1)
+    #: Context programs sampled from the top pool each step.
+    num_inspirations: int = Field(4, ge=0)
+
+
+def combined_score_key(program: Program) -> float:
+    value = program.metrics.get("combined_score")
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    return float("-inf")
+
+
+class BestOfNPolicy(BaseSelectionPolicy):
+    #: Charge one use per ``select`` (attempt-counted) instead of per admitted child.
+    charge_at_selection = False
+
+    def __init__(self, rng: random.Random, config: BestOfNConfig) -> None:
+        super().__init__(rng)
+        self.n = config.best_of_n
+        self.k = config.num_inspirations
+        self.current_parent_id: str | None = None
+        self.uses = 0
+
+    def select(self, population: BasePopulation, iteration: int) -> Selection:
+        members = population.programs()
+        if not members:
+            return Selection(parent=None, info={"reason": "empty population: from scratch"})
+        current = population.get(self.current_parent_id) if self.current_parent_id else None
+        if current is None or self.uses >= self.n:
+            parent = members[0]
+            for p in members[1:]:
+                if combined_score_key(p) > combined_score_key(parent):
+                    parent = p
+            reason = "commit to global best"
+            self.current_parent_id = parent.id
+            self.uses = 0
+        else:
+            parent, reason = current, f"reuse ({self.uses}/{self.n} used)"
+        inspirations = self._context(population, parent)
+        if self.charge_at_selection:
+            self.uses += 1
+        return Selection(
+            parent=parent,
+            inspirations=tuple(inspirations),
+            info={"reason": reason, "uses": self.uses},
+        )
+
+    def _context(self, population: BasePopulation, parent: Program) -> list[Program]:
+        pool = [p for p in population.top(max(2 * self.k, 10)) if p.id != parent.id]
+        if not pool:
+            pool = [p for p in population.programs() if p.id != parent.id]
+        return self.rng.sample(pool, min(self.k, len(pool)))
+
+    def observe(self, outcome: IterationOutcome) -> None:
+        if not self.charge_at_selection and outcome.admitted and self.current_parent_id is not None:
+            self.uses += 1
+
+    def state_dict(self) -> dict[str, Any]:
+        return super().state_dict() | {
+            "current_parent_id": self.current_parent_id,
+            "uses": self.uses,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.current_parent_id = state["current_parent_id"]
+        self.uses = int(state["uses"])

@@ -1,0 +1,23 @@
+"""Shared fixtures: no test sees real API keys; each test gets its own run store."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never talk to a real endpoint with real credentials."""
+    for key in list(os.environ):
+        if key.startswith("OPENAI_"):
+            monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture
+def store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("GALAPAGOS_STORE", str(path))
+    return path

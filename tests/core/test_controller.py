@@ -1,0 +1,141 @@
+"""The loop's contract: seed at 0, attempts with feedback, events, one commit per iteration."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+import pytest
+
+from harness.components.memory import NullMemory
+from harness.components.population import InMemoryPopulation
+from harness.components.prompt import DefaultPromptBuilder
+from harness.core.config import GeneralConfig
+from harness.core.controller import Controller
+from harness.core.scaffold import Scaffold
+from harness.store.base import RunRecord
+from harness.store.sqlite import SQLiteStore
+from scaffolds.topk.policy import TopKConfig, TopKPolicy
+from tests.fakes import EchoModel, ScoreEvaluator, ScoreProposer, SimpleMeter
+
+
+def make(tmp_path: Path, *, evaluator=None, retries=1, iterations=5, meter=None, parallel=1):
+    scaffold = Scaffold(
+        name="t",
+        population=InMemoryPopulation(),
+        selection=TopKPolicy(random.Random(0), TopKConfig(num_inspirations=2)),
+        prompt_builder=DefaultPromptBuilder(),
+        proposer=ScoreProposer(),
+        evaluator=evaluator or ScoreEvaluator(),
+        memory=NullMemory(),
+    )
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    run = RunRecord(
+        id="r1",
+        scaffold="t",
+        task="t",
+        task_path="",
+        config={},
+        seed=0,
+        max_iterations=iterations,
+    )
+    store.create_run(run)
+    model = EchoModel()
+    ctl = Controller(
+        scaffold,
+        store=store,
+        run=run,
+        model=model,
+        meter=meter or SimpleMeter(),
+        general=GeneralConfig(
+            max_iterations=iterations, inner_retry_times=retries, max_parallel_iterations=parallel
+        ),
+        seed_code="score = 0.5\n",
+    )
+    return ctl, store, model
+
+
+def test_seed_is_iteration_zero_and_llm_iterations_are_one_to_n(tmp_path: Path) -> None:
+    ctl, store, model = make(tmp_path, iterations=4)
+    summary = asyncio.run(ctl.run_to_end())
+    assert summary.status == "completed"
+    assert [p.iteration for p in store.programs("r1")] == [0, 1, 2, 3, 4]
+    assert len(model.calls) == 4
+    assert summary.seed_score == 0.5
+    assert summary.best_score == pytest.approx(0.54)
+    run = store.get_run("r1")
+    assert run.iterations_done == 4 and run.best_program_id == "p4"
+
+
+def test_failed_attempts_are_fed_back_into_the_next_prompt(tmp_path: Path) -> None:
+    flaky = ScoreEvaluator(fail=lambda it: False)
+    calls = {"n": 0}
+
+    async def fail_first(code: str, *, program_id: str, iteration: int):
+        calls["n"] += 1
+        if calls["n"] == 2:  # the first LLM attempt (after the seed evaluation) fails
+            return await ScoreEvaluator(fail=lambda it: True).evaluate(
+                code, program_id=program_id, iteration=iteration
+            )
+        return await flaky.evaluate(code, program_id=program_id, iteration=iteration)
+
+    flaky_eval = ScoreEvaluator()
+    flaky_eval.evaluate = fail_first  # type: ignore[method-assign]
+    ctl, store, model = make(tmp_path, evaluator=flaky_eval, retries=3, iterations=1)
+    asyncio.run(ctl.run_to_end())
+    assert len(model.calls) == 2
+    second_prompt = model.calls[1][-1]["content"]
+    assert "Failed Attempts In This Iteration" in second_prompt
+    assert "injected failure" in second_prompt
+    outcomes = [e.payload["outcome"] for e in store.events("r1", ["attempt"])]
+    assert outcomes == ["evaluation_failed", "ok"]
+
+
+def test_every_decision_is_an_event(tmp_path: Path) -> None:
+    ctl, store, _ = make(tmp_path, iterations=2)
+    asyncio.run(ctl.run_to_end())
+    kinds = [e.kind for e in store.events("r1")]
+    assert kinds == ["seed", "admit", "select", "attempt", "admit", "select", "attempt", "admit"]
+    select = store.events("r1", ["select"])[0].payload
+    assert select["parent"] == "p0" and select["inspirations"] == ["p0"]
+
+
+def test_budget_stops_the_run_cleanly(tmp_path: Path) -> None:
+    ctl, store, model = make(tmp_path, iterations=10, meter=SimpleMeter(max_tokens=30))
+    summary = asyncio.run(ctl.run_to_end())
+    assert summary.status == "budget_exhausted"
+    assert len(model.calls) == 2  # 15 tokens per call: the third call would exceed 30
+    assert store.get_run("r1").status == "budget_exhausted"
+
+
+def test_parallel_iterations_overlap_and_all_complete(tmp_path: Path) -> None:
+    in_flight = {"now": 0, "max": 0}
+    base = ScoreEvaluator()
+
+    async def slow(code: str, *, program_id: str, iteration: int):
+        in_flight["now"] += 1
+        in_flight["max"] = max(in_flight["max"], in_flight["now"])
+        await asyncio.sleep(0.01)
+        in_flight["now"] -= 1
+        return await base.evaluate(code, program_id=program_id, iteration=iteration)
+
+    evaluator = ScoreEvaluator()
+    evaluator.evaluate = slow  # type: ignore[method-assign]
+    ctl, store, _ = make(tmp_path, evaluator=evaluator, iterations=8, parallel=4)
+    summary = asyncio.run(ctl.run_to_end())
+    assert summary.iterations_done == 8
+    assert in_flight["max"] > 1
+    assert store.done_iterations("r1") == set(range(9))
+
+
+def test_restore_continues_from_the_checkpoint(tmp_path: Path) -> None:
+    ctl, store, _ = make(tmp_path, iterations=3)
+    asyncio.run(ctl.run_to_end())
+    # A second controller over the same run, asked for more iterations, continues the lineage.
+    ctl2, _, model2 = make(tmp_path / "unused", iterations=5)
+    ctl2.store, ctl2.run = store, store.get_run("r1")
+    ctl2.restore()
+    asyncio.run(ctl2.run_to_end())
+    assert len(model2.calls) == 2
+    assert [p.id for p in store.programs("r1")] == ["p0", "p1", "p2", "p3", "p4", "p5"]

@@ -1,0 +1,88 @@
+"""Test doubles for the LLM and evaluator seams (never for Docker or the openai client)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from harness.core.errors import BudgetExhausted
+from harness.core.evaluator import BaseEvaluator
+from harness.core.proposer import LLM, BaseProposer
+from harness.core.records import EvalResult, LLMCall, Program, Prompt, Proposal
+
+
+class EchoModel:
+    """Answers every prompt with a fixed text; counts calls."""
+
+    def __init__(self, text: str = "ok") -> None:
+        self.text = text
+        self.calls: list[list[dict[str, str]]] = []
+
+    async def complete(self, messages: list[dict[str, str]], *, seed: int, purpose: str) -> LLMCall:
+        self.calls.append(messages)
+        return LLMCall(model="echo", text=self.text, prompt_tokens=10, completion_tokens=5)
+
+
+class SimpleMeter:
+    def __init__(self, max_tokens: int | None = None) -> None:
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.cost = 0.0
+        self.max_tokens = max_tokens
+
+    def check(self) -> None:
+        if (
+            self.max_tokens is not None
+            and self.prompt_tokens + self.completion_tokens >= self.max_tokens
+        ):
+            raise BudgetExhausted(f"token budget {self.max_tokens} spent")
+
+    def record(self, call: LLMCall) -> None:
+        self.prompt_tokens += call.prompt_tokens
+        self.completion_tokens += call.completion_tokens
+        self.cost += call.cost
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"p": self.prompt_tokens, "c": self.completion_tokens, "cost": self.cost}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.prompt_tokens, self.completion_tokens, self.cost = (
+            state["p"],
+            state["c"],
+            state["cost"],
+        )
+
+
+class ScoreProposer(BaseProposer):
+    """Child code is ``score = <parent score + step>``; records which parent each call served."""
+
+    def __init__(self, step: float = 0.01) -> None:
+        self.step = step
+        self.parents: list[str | None] = []
+
+    async def propose(self, prompt: Prompt, parent: Program | None, llm: LLM) -> Proposal:
+        await llm.generate(prompt)
+        self.parents.append(parent.id if parent else None)
+        base = parent.score if parent else 0.0
+        return Proposal(code=f"score = {base + self.step!r}\n", changes="bump")
+
+
+class ScoreEvaluator(BaseEvaluator):
+    """Reads ``score = x`` from the code; iterations in ``fail`` return a failing result."""
+
+    def __init__(self, fail: Callable[[int], bool] = lambda it: False) -> None:
+        self.fail = fail
+        self.calls = 0
+
+    async def evaluate(self, code: str, *, program_id: str, iteration: int) -> EvalResult:
+        self.calls += 1
+        if self.fail(iteration):
+            return EvalResult(
+                status="invalid",
+                metrics={"combined_score": 0.0, "validity": 0.0},
+                artifacts={"error": "injected failure"},
+            )
+        match = re.search(r"score = ([-0-9.e]+)", code)
+        value = float(match.group(1)) if match else 0.0
+        return EvalResult(status="ok", metrics={"combined_score": value, "validity": 1.0})
