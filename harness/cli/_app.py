@@ -1,14 +1,16 @@
-"""Root typer app: registers the per-noun sub-apps and maps harness errors to exit codes."""
+"""Root typer app: registers the per-noun sub-apps and the global ``--debug`` flag."""
 
 from __future__ import annotations
 
-import sys
+from typing import Annotated
 
 import typer
 
+from harness.cli import catalog, runs
 from harness.cli import sandbox as sandbox_cmd
 from harness.cli import strategy as strategy_cmd
 from harness.cli import task as task_cmd
+from harness.cli._output import state
 
 app = typer.Typer(
     name="galapagos",
@@ -17,6 +19,19 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     add_completion=False,
 )
+
+
+@app.callback()
+def _root(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")
+    ] = False,
+) -> None:
+    state.debug = debug
+
+
+runs.register(app)
+catalog.register(app)
 app.add_typer(sandbox_cmd.app, name="sandbox")
 app.add_typer(task_cmd.app, name="task")
 app.add_typer(strategy_cmd.app, name="strategy")
@@ -24,7 +39,3 @@ app.add_typer(strategy_cmd.app, name="strategy")
 
 def main() -> None:
     app(prog_name="galapagos")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

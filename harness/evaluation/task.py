@@ -9,6 +9,7 @@ mode, with a card synthesised from what the folder holds.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -131,6 +132,14 @@ class Task:
     @property
     def name(self) -> str:
         return self.card.name
+
+    def digest(self) -> str:
+        """Content hash of the card, the trusted files and the seed (to detect changed tasks)."""
+        h = hashlib.sha256(self.card.model_dump_json().encode())
+        for name in sorted(self.files):
+            h.update(name.encode() + b"\0" + self.files[name])
+        h.update((self.initial_program or "").encode())
+        return h.hexdigest()[:16]
 
     @property
     def evaluator_module(self) -> str:

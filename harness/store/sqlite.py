@@ -392,8 +392,14 @@ class SQLiteStore:
             "by_model": models,
         }
 
-    def best_scores_by_task(self) -> dict[str, float]:
+    def best_by_task(self) -> dict[str, tuple[float, dict[str, Any]]]:
+        """For each task, the best score any stored run reached and that program's metrics."""
         rows = self._query(
-            "SELECT task, MAX(best_score) FROM runs WHERE best_score IS NOT NULL GROUP BY task"
+            "SELECT r.task, p.score, p.metrics FROM runs r JOIN programs p "
+            "ON p.run_id = r.id AND p.id = r.best_program_id WHERE r.best_score IS NOT NULL "
+            "ORDER BY p.score DESC"
         )
-        return {r[0]: r[1] for r in rows}
+        best: dict[str, tuple[float, dict[str, Any]]] = {}
+        for r in rows:
+            best.setdefault(r["task"], (r["score"], json.loads(r["metrics"])))
+        return best

@@ -1,0 +1,133 @@
+"""The controller's own time per iteration, per scaffold, at 1k and 10k programs.
+
+No LLM and a trivial evaluator: an instant in-process model answers every prompt with a valid
+one-line SEARCH/REPLACE edit of the parent, and the evaluator returns a seeded random score.
+What remains is the loop itself: selection, prompt rendering, diff application, admission,
+observe hooks, events, and the per-iteration SQLite transaction with its checkpoint.
+
+    python bench/loop_overhead.py [--iterations 200] [--sizes 1000 10000] [--scaffolds NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.core.config import GeneralConfig  # noqa: E402
+from harness.core.controller import Controller  # noqa: E402
+from harness.core.evaluator import BaseEvaluator  # noqa: E402
+from harness.core.records import EvalResult, LLMCall, Program  # noqa: E402
+from harness.core.registry import BuildEnv, build_scaffold, list_scaffolds, load_config  # noqa: E402
+from harness.llm.usage import UsageMeter  # noqa: E402
+from harness.store.base import IterationCommit, RunRecord  # noqa: E402
+from harness.store.sqlite import SQLiteStore  # noqa: E402
+
+FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.S)
+
+
+class InstantModel:
+    """Edits ``x = N`` in the prompt's last code block to ``x = N + 1``."""
+
+    async def complete(self, messages, *, seed: int, purpose: str) -> LLMCall:  # type: ignore[no-untyped-def]
+        blocks = FENCE.findall(messages[-1]["content"])
+        line = next(ln for ln in blocks[-1].splitlines() if ln.startswith("x = "))
+        value = int(line.split("=")[1]) + 1 + seed % 7
+        text = f"<<<<<<< SEARCH\n{line}\n=======\nx = {value}\n>>>>>>> REPLACE\n"
+        return LLMCall(model="instant", text=text, prompt_tokens=1, completion_tokens=1)
+
+
+class InstantEvaluator(BaseEvaluator):
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    async def evaluate(self, code: str, *, program_id: str, iteration: int) -> EvalResult:
+        return EvalResult(status="ok", metrics={"combined_score": self.rng.random()})
+
+
+def measure(name: str, size: int, iterations: int, workdir: Path) -> list[float]:
+    total = size + iterations
+    spec, config = load_config(name, flags={"general": {"max_iterations": total}})
+    evaluator = InstantEvaluator(seed=size)
+    scaffold = build_scaffold(spec, config, BuildEnv(seed=0, evaluator=evaluator))
+    store = SQLiteStore(workdir / f"{name}-{size}.sqlite")
+    run = RunRecord(
+        id="bench",
+        scaffold=name,
+        task="bench",
+        task_path="",
+        config={},
+        seed=0,
+        max_iterations=total,
+    )
+    store.create_run(run)
+    rng = random.Random(1)
+    prefill = []
+    for i in range(size + 1):
+        score = rng.random()
+        program = Program(
+            id=f"p{i}",
+            code=f"# program {i}\nx = {i * 1000}\n",
+            iteration=i,
+            metrics={"combined_score": score},
+            score=score,
+        )
+        scaffold.admit(program, i)
+        prefill.append(program)
+    store.commit_iteration(IterationCommit("bench", size, "ok", programs=prefill))
+    ctl = Controller(
+        scaffold,
+        store=store,
+        run=run,
+        model=InstantModel(),
+        meter=UsageMeter(),
+        general=GeneralConfig(max_iterations=total),
+        seed_code=None,
+    )
+    ctl.all_programs = {p.id: p for p in prefill}
+    ctl.best = max(prefill, key=lambda p: p.score)
+    ctl._done = set(range(size + 1))  # noqa: SLF001 - the bench fakes a run's history
+    times: list[float] = []
+
+    def tick(_progress: object) -> None:
+        times.append(time.perf_counter())
+
+    ctl.on_progress = tick
+    start = time.perf_counter()
+    asyncio.run(ctl.run_to_end())
+    stamps = [start, *times]
+    store.close()
+    return [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--scaffolds", nargs="+", default=None)
+    args = parser.parse_args()
+    names = args.scaffolds or [n for n in list_scaffolds() if n != "evox"]
+    print(f"{'scaffold':<22}{'programs':>10}{'median ms':>12}{'p95 ms':>10}{'mean ms':>10}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            for size in args.sizes:
+                per_iter = measure(name, size, args.iterations, Path(tmp))
+                ms = sorted(t * 1000 for t in per_iter)
+                p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))]
+                print(
+                    f"{name:<22}{size:>10}{statistics.median(ms):>12.2f}{p95:>10.2f}"
+                    f"{statistics.fmean(ms):>10.2f}",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()

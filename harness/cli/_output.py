@@ -1,0 +1,73 @@
+"""CLI plumbing: data on stdout, messages on stderr, harness errors as one line + exit code."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import sys
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from harness.core.errors import HarnessError
+
+__all__ = ["err", "fmt_score", "guard", "out", "print_json", "state"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: Messages and progress go to stderr; stdout carries only data.
+err = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True)
+
+
+class _State:
+    debug = False
+
+
+state = _State()
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=_default, allow_nan=False) + "\n")
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+def fmt_score(value: float | None) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    return f"{value:.6g}"
+
+
+def guard(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn harness errors into ``error: …`` on stderr and exit 1/2 (``--debug``: traceback)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except HarnessError as exc:
+            if state.debug:
+                raise
+            err.print(f"[bold red]error:[/] {escape(_one_line(str(exc)))}")
+            raise typer.Exit(code=exc.exit_code) from None
+        except KeyboardInterrupt:
+            err.print("interrupted")
+            raise typer.Exit(code=130) from None
+
+    return wrapper
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,305 @@
+"""``galapagos run | resume | runs | show``: start, continue and inspect runs."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.syntax import Syntax
+from rich.table import Table
+
+from harness.cli._output import err, fmt_score, guard, out, print_json
+from harness.core.controller import Progress as RunProgress
+from harness.core.controller import RunSummary
+from harness.runs import (
+    RunPlan,
+    Services,
+    describe_run,
+    execute,
+    open_store,
+    plan_resume,
+    plan_run,
+    run_status,
+)
+from harness.store.base import RunRecord
+from harness.store.sqlite import SQLiteStore
+
+__all__ = ["register"]
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", help="Run store (SQLite file).", envvar="GALAPAGOS_STORE"),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON summary on stdout.")]
+
+OFFLINE_NOTICE = (
+    "LLM: the offline mutation model, NOT a language model. It perturbs numeric literals of "
+    "the current program with SEARCH/REPLACE edits so the pipeline runs without an endpoint. "
+    "Point at a real model with --api-base/--model or OPENAI_BASE_URL plus --model."
+)
+
+
+@guard
+def run(
+    task: Annotated[str, typer.Option("--task", "-t", help="Task name or task folder path.")],
+    scaffold: Annotated[
+        str | None,
+        typer.Option("--scaffold", "-s", help="Scaffold name (see `galapagos scaffolds`)."),
+    ] = None,
+    iterations: Annotated[
+        int | None, typer.Option("--iterations", "-i", min=0, help="LLM iterations after the seed.")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Run seed (RNGs, offline model).")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="YAML config merged over the defaults.")
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a config key: section.key=value (repeatable)."),
+    ] = None,
+    api_base: Annotated[
+        str | None, typer.Option("--api-base", help="OpenAI-compatible endpoint URL.")
+    ] = None,
+    model: Annotated[
+        list[str] | None, typer.Option("--model", "-m", help="Model name (repeat for an ensemble).")
+    ] = None,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            "--sandbox",
+            help="docker (default) or local (host subprocesses: UNSAFE for untrusted code).",
+        ),
+    ] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a scaffold on a task."""
+    models = tuple(name for item in (model or []) for name in item.split(",") if name.strip())
+    plan = plan_run(
+        scaffold=scaffold,
+        task=task,
+        config_file=config,
+        overrides=list(set_ or []),
+        iterations=iterations,
+        seed=seed,
+        api_base=api_base,
+        models=models,
+        sandbox=sandbox,
+    )
+    _drive(plan, open_store(store), as_json)
+
+
+@guard
+def resume(
+    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Continue a stopped run exactly where its last committed iteration left it."""
+    st = open_store(store)
+    _drive(plan_resume(st, run_id), st, as_json)
+
+
+def _drive(plan: RunPlan, store: SQLiteStore, as_json: bool) -> None:
+    total = plan.run.max_iterations if plan.run else plan.config.general.max_iterations
+    started = time.monotonic()
+    bar = Progress(
+        TextColumn("[bold]iteration"),
+        MofNCompleteColumn(),
+        BarColumn(),
+        TextColumn("best {task.fields[best]}"),
+        TextColumn("{task.fields[rate]} evals/s"),
+        TextColumn("{task.fields[tokens]} tokens"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    )
+    bar_task = bar.add_task("run", total=total, best="-", rate="0.0", tokens=0)
+
+    def on_start(run: RunRecord, services: Services) -> None:
+        verb = "resuming" if plan.run else "started"
+        err.print(f"{verb} run [bold]{run.id}[/]: {run.scaffold} on {run.task}, {total} iterations")
+        if plan.config.llm.provider == "offline" and not (plan.api_base or plan.models):
+            err.print(f"[yellow]{OFFLINE_NOTICE}[/]")
+        else:
+            err.print(f"LLM: {services.llm_description}")
+        err.print(f"sandbox: {plan.config.evaluator.sandbox}")
+        for note in services.notices:
+            err.print(f"[yellow]note:[/] {note}")
+        bar.start()
+
+    def on_progress(p: RunProgress) -> None:
+        elapsed = max(time.monotonic() - started, 1e-9)
+        bar.update(
+            bar_task,
+            completed=p.iterations_done,
+            best=fmt_score(p.best_score),
+            rate=f"{p.evaluations / elapsed:.2f}",
+            tokens=p.tokens,
+        )
+
+    summary = asyncio.run(_execute_with_signals(plan, store, on_start, on_progress))
+    bar.stop()
+    run = store.get_run(summary.run_id)
+    _report(store, run, summary, as_json)
+    if summary.status == "interrupted":
+        raise typer.Exit(code=130)
+
+
+async def _execute_with_signals(plan, store, on_start, on_progress) -> RunSummary:  # type: ignore[no-untyped-def]
+    """First Ctrl-C finishes the iterations in flight and stops; the second aborts."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def first() -> None:
+        err.print("[yellow]stopping after the iterations in flight (Ctrl-C again to abort)[/]")
+        stop.set()
+        loop.remove_signal_handler(signal.SIGINT)
+        loop.add_signal_handler(signal.SIGINT, _abort)
+
+    loop.add_signal_handler(signal.SIGINT, first)
+    loop.add_signal_handler(signal.SIGTERM, first)
+    try:
+        return await execute(plan, store, on_start=on_start, on_progress=on_progress, stop=stop)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
+def _abort() -> None:
+    raise KeyboardInterrupt
+
+
+def _report(store: SQLiteStore, run: RunRecord, summary: RunSummary, as_json: bool) -> None:
+    data = describe_run(store, run)
+    if as_json:
+        print_json(data)
+        return
+    out.print(
+        f"run {run.id}: {data['status']}, {run.iterations_done}/{run.max_iterations} iterations, "
+        f"seed score {fmt_score(run.seed_score)} -> best {fmt_score(run.best_score)} "
+        f"({run.best_program_id}), {run.tokens} tokens, cost {run.cost:.4f}"
+    )
+    if run.error:
+        err.print(f"[yellow]{run.error}[/]")
+    err.print(f"inspect with: galapagos show {run.id}")
+
+
+@guard
+def runs(
+    store: StoreOpt = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Newest N runs.")] = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """List stored runs, newest first."""
+    st = open_store(store)
+    rows = [describe_run(st, r) for r in st.list_runs(limit)]
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("run", "scaffold", "task", "status", "iter", "seed", "best", "tokens", box=None)
+    for r in rows:
+        table.add_row(
+            r["run_id"],
+            r["scaffold"],
+            r["task"],
+            r["status"],
+            f"{r['iterations_done']}/{r['max_iterations']}",
+            fmt_score(r["seed_score"]),
+            fmt_score(r["best_score"]),
+            str(r["tokens"]),
+        )
+    out.print(table)
+
+
+@guard
+def show(
+    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+    what: Annotated[
+        Literal["all", "code", "history", "usage"],
+        typer.Option("--only", help="Show one part: code, history or usage."),
+    ] = "all",
+) -> None:
+    """Show a run: best program, score history, LLM usage."""
+    st = open_store(store)
+    run = st.get_run(run_id)
+    programs = {p.id: p for p in st.programs(run.id)}
+    best = programs.get(run.best_program_id or "")
+    history = st.score_history(run.id)
+    usage = st.llm_usage(run.id)
+    if as_json:
+        data = describe_run(st, run)
+        data["best_program"] = (
+            {
+                "id": best.id,
+                "iteration": best.iteration,
+                "metrics": dict(best.metrics),
+                "parent_id": best.parent_id,
+                "code": best.code,
+            }
+            if best
+            else None
+        )
+        data["score_history"] = [{"iteration": i, "best_score": s} for i, s in history]
+        data["llm_usage"] = usage
+        print_json(data)
+        return
+    if what in ("all", "history"):
+        out.print(
+            f"[bold]{run.id}[/]  {run.scaffold} on {run.task}  status {run_status(run)}  "
+            f"{run.iterations_done}/{run.max_iterations} iterations"
+        )
+        out.print(f"seed score {fmt_score(run.seed_score)}  best {fmt_score(run.best_score)}")
+        improvements = []
+        last = None
+        for iteration, score in history:
+            if score is not None and (last is None or score > last):
+                improvements.append((iteration, score))
+                last = score
+        table = Table("iteration", "best score", box=None, title="score history (improvements)")
+        for iteration, score in improvements:
+            table.add_row(str(iteration), fmt_score(score))
+        out.print(table)
+    if what in ("all", "usage"):
+        table = Table(
+            "model",
+            "calls",
+            "ok",
+            "prompt tok",
+            "completion tok",
+            "cost",
+            "mean s",
+            box=None,
+            title="LLM usage",
+        )
+        for m in usage["by_model"]:
+            table.add_row(
+                str(m["model"]),
+                str(m["calls"]),
+                str(m["ok"]),
+                str(m["prompt_tokens"]),
+                str(m["completion_tokens"]),
+                f"{m['cost'] or 0:.4f}",
+                f"{m['mean_latency_s'] or 0:.3f}",
+            )
+        out.print(table)
+    if what in ("all", "code") and best is not None:
+        metrics = ", ".join(f"{k}={v}" for k, v in best.metrics.items())
+        out.print(f"best program {best.id} (iteration {best.iteration}): {metrics}")
+        out.print(Syntax(best.code, best.language or "python", line_numbers=True))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+    app.command("resume")(resume)
+    app.command("runs")(runs)
+    app.command("show")(show)

@@ -1,0 +1,254 @@
+"""Runs as library functions: plan, start, resume, inspect.  The CLI and the service are thin
+layers over these.
+
+A run needs three services besides the scaffold: a chat model (the offline mutation server on
+loopback unless an endpoint is configured), a usage meter with the run's budget, and a task
+evaluator over a sandbox backend.  :func:`open_services` starts and stops them together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness.core.config import RunConfig
+from harness.core.controller import Controller, Progress, RunSummary
+from harness.core.errors import ConfigError, TaskError
+from harness.core.evaluator import BaseEvaluator
+from harness.core.registry import BuildEnv, ScaffoldSpec, build_scaffold, get_spec, load_config
+from harness.core.validation import format_validation_error
+from harness.evaluation.task import Task, load_task
+from harness.store.base import RunRecord
+from harness.store.owner import owner_alive, owner_token
+from harness.store.sqlite import SQLiteStore, default_store_path
+
+__all__ = [
+    "RunPlan",
+    "Services",
+    "describe_run",
+    "execute",
+    "open_services",
+    "open_store",
+    "plan_resume",
+    "plan_run",
+    "run_status",
+]
+
+Notice = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    spec: ScaffoldSpec
+    config: RunConfig
+    task: Task
+    #: CLI endpoint flags (resolved against config and environment by the LLM layer).
+    api_base: str | None = None
+    models: tuple[str, ...] = ()
+    run: RunRecord | None = None  # set when resuming
+
+
+@dataclass
+class Services:
+    model: Any
+    meter: Any
+    evaluator: BaseEvaluator
+    llm_description: str
+    notices: list[str] = field(default_factory=list)
+
+
+def open_store(path: Path | None = None) -> SQLiteStore:
+    return SQLiteStore(path or default_store_path())
+
+
+def plan_run(
+    *,
+    scaffold: str | None,
+    task: str,
+    config_file: Path | None = None,
+    overrides: list[str] | None = None,
+    iterations: int | None = None,
+    seed: int | None = None,
+    api_base: str | None = None,
+    models: tuple[str, ...] = (),
+    sandbox: str | None = None,
+) -> RunPlan:
+    """Validate everything a run needs before anything starts (bad input fails here)."""
+    loaded_task = load_task(task)
+    flags: dict[str, Any] = {}
+    if iterations is not None:
+        flags.setdefault("general", {})["max_iterations"] = iterations
+    if seed is not None:
+        flags["seed"] = seed
+    if sandbox is not None:
+        flags.setdefault("evaluator", {})["sandbox"] = sandbox
+    spec, config = load_config(scaffold, config_file=config_file, overrides=overrides, flags=flags)
+    return RunPlan(spec, config, loaded_task, api_base=api_base, models=tuple(models))
+
+
+def plan_resume(store: SQLiteStore, run_id: str) -> RunPlan:
+    run = store.get_run(run_id)
+    if run.status == "completed":
+        raise ConfigError(f"run {run.id} already completed all {run.max_iterations} iterations")
+    if run.status == "running" and owner_alive(run.owner):
+        raise ConfigError(f"run {run.id} is still running (owner {run.owner})")
+    spec = get_spec(run.scaffold)
+    model = spec.config_model()
+    try:
+        config = model.model_validate(dict(run.config))
+    except ValidationError as exc:  # a config stored by another Galapagos version
+        detail = format_validation_error(exc, model)
+        raise ConfigError(f"stored config of run {run.id} no longer validates: {detail}") from exc
+    task_ref = run.task_path if run.task_path and Path(run.task_path).is_dir() else run.task
+    task = load_task(task_ref)
+    if run.task_hash and task.digest() != run.task_hash:
+        raise TaskError(
+            f"task {task.name} changed since run {run.id} started (its files differ); "
+            "a resumed run would not be comparable — start a new run instead"
+        )
+    return RunPlan(spec, config, task, run=run)
+
+
+@asynccontextmanager
+async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
+    """Start the chat model, meter and sandboxed evaluator; stop all of them on exit."""
+    from harness.evaluation.driver import TaskEvaluator
+    from harness.llm.session import open_llm
+    from harness.sandbox import make_backend
+
+    async with AsyncExitStack() as stack:
+        llm = await stack.enter_async_context(
+            open_llm(plan.config.llm, api_base=plan.api_base, models=plan.models)
+        )
+        ev = plan.config.evaluator
+        backend = make_backend(ev.sandbox, pool_size=ev.pool_size, run_id=run_id)
+        stack.push_async_callback(backend.aclose)
+        evaluator = TaskEvaluator(
+            plan.task,
+            backend,
+            run_id=run_id,
+            wall_s=ev.timeout_s,
+            memory_mb=ev.memory_mb,
+        )
+        stack.push_async_callback(evaluator.aclose)
+        notices = list(llm.notes)
+        if ev.sandbox == "local":
+            notices.append(
+                "--sandbox local runs candidates as host subprocesses: UNSAFE for untrusted code"
+            )
+        yield Services(
+            model=llm.model,
+            meter=llm.meter,
+            evaluator=evaluator,
+            llm_description=llm.description,
+            notices=notices,
+        )
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+async def execute(
+    plan: RunPlan,
+    store: SQLiteStore,
+    *,
+    on_start: Callable[[RunRecord, Services], None] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    stop: asyncio.Event | None = None,
+) -> RunSummary:
+    """Start a new run (or continue ``plan.run``) and drive it to its end."""
+    resuming = plan.run is not None
+    run_id = plan.run.id if plan.run else new_run_id()
+    async with open_services(plan, run_id) as services:
+        card = plan.task.card
+        env = BuildEnv(
+            seed=plan.config.seed,
+            evaluator=services.evaluator,
+            task_description=plan.task.prompt_description(),
+            language=card.language,
+            eval_timeout_s=plan.config.evaluator.timeout_s or card.limits.wall_s,
+        )
+        scaffold = build_scaffold(plan.spec, plan.config, env)
+        if plan.run is not None:
+            run = plan.run
+            store.update_run(run.id, status="running", owner=owner_token(), error="")
+        else:
+            run = RunRecord(
+                id=run_id,
+                scaffold=plan.spec.name,
+                task=plan.task.name,
+                task_path=str(plan.task.path),
+                config=plan.config.model_dump(mode="json"),
+                seed=plan.config.seed,
+                max_iterations=plan.config.general.max_iterations,
+                owner=owner_token(),
+                task_hash=plan.task.digest(),
+            )
+            store.create_run(run)
+        controller = Controller(
+            scaffold,
+            store=store,
+            run=run,
+            model=services.model,
+            meter=services.meter,
+            general=plan.config.general,
+            seed_code=plan.task.initial_program,
+            task_description=env.task_description,
+            language=card.language,
+            eval_timeout_s=env.eval_timeout_s,
+            on_progress=on_progress,
+        )
+        if resuming:
+            controller.restore()
+        if on_start:
+            on_start(store.get_run(run.id), services)
+        watcher = asyncio.create_task(_watch(stop, controller)) if stop else None
+        try:
+            return await controller.run_to_end()
+        finally:
+            if watcher:
+                watcher.cancel()
+
+
+async def _watch(stop: asyncio.Event, controller: Controller) -> None:
+    await stop.wait()
+    controller.request_stop()
+
+
+def run_status(run: RunRecord) -> str:
+    """The stored status, with a dead owner's "running" shown as "interrupted"."""
+    if run.status == "running" and not owner_alive(run.owner):
+        return "interrupted"
+    return run.status
+
+
+def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
+    """The fields scripts and CI read (``--json`` of run/runs/show)."""
+    return {
+        "run_id": run.id,
+        "scaffold": run.scaffold,
+        "task": run.task,
+        "status": run_status(run),
+        "iterations_done": run.iterations_done,
+        "max_iterations": run.max_iterations,
+        "seed": run.seed,
+        "seed_score": run.seed_score,
+        "best_score": run.best_score,
+        "best_program_id": run.best_program_id,
+        "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens,
+        "tokens": run.tokens,
+        "cost": run.cost,
+        "created_at": run.created_at,
+        "updated_at": run.updated_at,
+        "error": run.error,
+    }
