@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from harness.core.config import GeneralConfig  # noqa: E402
 from harness.core.controller import Controller  # noqa: E402
 from harness.core.evaluator import BaseEvaluator  # noqa: E402
-from harness.core.records import EvalResult, LLMCall, Program  # noqa: E402
+from harness.core.records import EvalResult, LLMCall, Program, Prompt  # noqa: E402
 from harness.core.registry import BuildEnv, build_scaffold, list_scaffolds, load_config  # noqa: E402
 from harness.llm.usage import UsageMeter  # noqa: E402
 from harness.store.base import IterationCommit, RunRecord  # noqa: E402
@@ -35,14 +35,25 @@ FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.S)
 
 
 class InstantModel:
-    """Edits ``x = N`` in the prompt's last code block to ``x = N + 1``."""
+    """Edits ``x = N`` in the prompt's last code block to ``x = N + 1 + seed % 7``."""
 
-    async def complete(self, messages, *, seed: int, purpose: str) -> LLMCall:  # type: ignore[no-untyped-def]
-        blocks = FENCE.findall(messages[-1]["content"])
+    def __init__(self) -> None:
+        self.meter = UsageMeter()
+
+    def state_dict(self) -> dict:
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        pass
+
+    async def generate(self, prompt: Prompt, *, purpose: str, seed: int) -> LLMCall:
+        blocks = FENCE.findall(prompt.user)
         line = next(ln for ln in blocks[-1].splitlines() if ln.startswith("x = "))
         value = int(line.split("=")[1]) + 1 + seed % 7
         text = f"<<<<<<< SEARCH\n{line}\n=======\nx = {value}\n>>>>>>> REPLACE\n"
-        return LLMCall(model="instant", text=text, prompt_tokens=1, completion_tokens=1)
+        call = LLMCall(model="instant", text=text, prompt_tokens=1, completion_tokens=1)
+        self.meter.record(call)
+        return call
 
 
 class InstantEvaluator(BaseEvaluator):

@@ -24,6 +24,7 @@ from harness.core.controller import Controller, Progress, RunSummary
 from harness.core.errors import ConfigError, TaskError
 from harness.core.evaluator import BaseEvaluator
 from harness.core.registry import BuildEnv, ScaffoldSpec, build_scaffold, get_spec, load_config
+from harness.core.rng import make_rng
 from harness.core.validation import format_validation_error
 from harness.evaluation.task import Task, load_task
 from harness.store.base import RunRecord
@@ -121,34 +122,39 @@ def plan_resume(store: SQLiteStore, run_id: str) -> RunPlan:
 async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
     """Start the chat model, meter and sandboxed evaluator; stop all of them on exit."""
     from harness.evaluation.driver import TaskEvaluator
-    from harness.llm.session import open_llm
+    from harness.llm.client import open_llm
+    from harness.llm.config import resolve_llm_config
+    from harness.llm.usage import UsageMeter
     from harness.sandbox import make_backend
 
+    resolved = resolve_llm_config(plan.config.llm, api_base=plan.api_base, models=plan.models)
+    notices = list(resolved.notes)
     async with AsyncExitStack() as stack:
-        llm = await stack.enter_async_context(
-            open_llm(plan.config.llm, api_base=plan.api_base, models=plan.models)
+        meter = UsageMeter(resolved.max_total_tokens, resolved.max_cost)
+        client = await open_llm(
+            resolved, rng=make_rng(plan.config.seed, "llm.ensemble"), meter=meter
         )
+        stack.push_async_callback(client.aclose)
+        if resolved.provider != "offline":
+            info = await client.check_endpoint()
+            if info.missing:
+                notices.append(f"the endpoint does not list model(s) {', '.join(info.missing)}")
         ev = plan.config.evaluator
         backend = make_backend(ev.sandbox, pool_size=ev.pool_size, run_id=run_id)
         stack.push_async_callback(backend.aclose)
         evaluator = TaskEvaluator(
-            plan.task,
-            backend,
-            run_id=run_id,
-            wall_s=ev.timeout_s,
-            memory_mb=ev.memory_mb,
+            plan.task, backend, run_id=run_id, wall_s=ev.timeout_s, memory_mb=ev.memory_mb
         )
         stack.push_async_callback(evaluator.aclose)
-        notices = list(llm.notes)
         if ev.sandbox == "local":
             notices.append(
                 "--sandbox local runs candidates as host subprocesses: UNSAFE for untrusted code"
             )
         yield Services(
-            model=llm.model,
-            meter=llm.meter,
+            model=client,
+            meter=meter,
             evaluator=evaluator,
-            llm_description=llm.description,
+            llm_description=resolved.describe(),
             notices=notices,
         )
 

@@ -12,18 +12,6 @@ from harness.core.proposer import LLM, BaseProposer
 from harness.core.records import EvalResult, LLMCall, Program, Prompt, Proposal
 
 
-class EchoModel:
-    """Answers every prompt with a fixed text; counts calls."""
-
-    def __init__(self, text: str = "ok") -> None:
-        self.text = text
-        self.calls: list[list[dict[str, str]]] = []
-
-    async def complete(self, messages: list[dict[str, str]], *, seed: int, purpose: str) -> LLMCall:
-        self.calls.append(messages)
-        return LLMCall(model="echo", text=self.text, prompt_tokens=10, completion_tokens=5)
-
-
 class SimpleMeter:
     def __init__(self, max_tokens: int | None = None) -> None:
         self.prompt_tokens = 0
@@ -52,6 +40,28 @@ class SimpleMeter:
             state["c"],
             state["cost"],
         )
+
+
+class EchoModel:
+    """Answers every prompt with a fixed text; counts calls; meters them like the real client."""
+
+    def __init__(self, text: str = "ok", meter: SimpleMeter | None = None) -> None:
+        self.text = text
+        self.meter = meter or SimpleMeter()
+        self.calls: list[list[dict[str, str]]] = []
+
+    async def generate(self, prompt: Prompt, *, purpose: str, seed: int) -> LLMCall:
+        self.meter.check()
+        self.calls.append(prompt.messages())
+        call = LLMCall(model="echo", text=self.text, prompt_tokens=10, completion_tokens=5)
+        self.meter.record(call)
+        return call
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        pass
 
 
 class ScoreProposer(BaseProposer):

@@ -61,33 +61,30 @@ class IterationBuffer:
 
 
 class LLMHandle:
-    """The ``LLM`` given to proposers and hooks: seeded per call, budget-checked, recorded."""
+    """The ``LLM`` given to proposers and hooks: a seed per call drawn from the run's RNG, and
+    every call (failed ones too) recorded in the iteration's buffer."""
 
     def __init__(
         self,
         model: ChatModel,
-        meter: Meter,
         rng: random.Random,
         buffer: IterationBuffer,
         *,
         log_prompts: bool = True,
     ) -> None:
         self._model = model
-        self._meter = meter
         self._rng = rng
         self._buffer = buffer
         self._log_prompts = log_prompts
 
     async def generate(self, prompt: Prompt, *, purpose: str = "propose") -> LLMCall:
-        self._meter.check()
         seed = self._rng.getrandbits(31)
         try:
-            call = await self._model.complete(prompt.messages(), seed=seed, purpose=purpose)
+            call = await self._model.generate(prompt, purpose=purpose, seed=seed)
         except LLMError as exc:
             failed = LLMCall(model="?", text="", ok=False, error=str(exc), purpose=purpose)
             self._record(prompt, failed)
             raise
-        self._meter.record(call)
         self._record(prompt, call)
         return call
 

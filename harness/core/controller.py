@@ -144,6 +144,7 @@ class Controller:
         ctl = state["controller"]
         rng_from_state(self.llm_rng, ctl["llm_rng"])
         self.meter.load_state_dict(ctl["meter"])
+        self.model.load_state_dict(ctl["model"])
         self.best = programs.get(ctl["best"]) if ctl.get("best") else None
         self.seed_score = ctl.get("seed_score")
         self.evaluations = int(ctl.get("evaluations", 0))
@@ -214,9 +215,7 @@ class Controller:
     async def _one_iteration(self, iteration: int) -> None:
         started = time.monotonic()
         buffer = IterationBuffer(iteration)
-        llm = LLMHandle(
-            self.model, self.meter, self.llm_rng, buffer, log_prompts=self.general.log_prompts
-        )
+        llm = LLMHandle(self.model, self.llm_rng, buffer, log_prompts=self.general.log_prompts)
         ctx = HookCtx(self, buffer, llm)
         await self.scaffold.start_iteration(iteration, ctx)
         outcome = await self._attempts(iteration, buffer, llm)
@@ -352,6 +351,7 @@ class Controller:
             "controller": {
                 "llm_rng": rng_state(self.llm_rng),
                 "meter": self.meter.state_dict(),
+                "model": self.model.state_dict(),
                 "best": best.id if best else None,
                 "seed_score": self.seed_score,
                 "evaluations": self.evaluations,

@@ -41,13 +41,14 @@ def make(tmp_path: Path, *, evaluator=None, retries=1, iterations=5, meter=None,
         max_iterations=iterations,
     )
     store.create_run(run)
-    model = EchoModel()
+    meter = meter or SimpleMeter()
+    model = EchoModel(meter=meter)
     ctl = Controller(
         scaffold,
         store=store,
         run=run,
         model=model,
-        meter=meter or SimpleMeter(),
+        meter=meter,
         general=GeneralConfig(
             max_iterations=iterations, inner_retry_times=retries, max_parallel_iterations=parallel
         ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 
@@ -45,13 +46,11 @@ def run_loop(tmp_path: Path, policy, evaluator, proposer, iterations: int) -> Co
         scaffold,
         store=store,
         run=run,
-        model=EchoModel(),
-        meter=SimpleMeter(),
+        model=EchoModel(meter=(meter := SimpleMeter())),
+        meter=meter,
         general=GeneralConfig(max_iterations=iterations),
         seed_code="score = 0.5\n",
     )
-    import asyncio
-
     asyncio.run(ctl.run_to_end())
     return ctl
 
