@@ -60,11 +60,22 @@ def guard(func: Callable[P, R]) -> Callable[P, R]:
         except HarnessError as exc:
             if state.debug:
                 raise
-            err.print(f"[bold red]error:[/] {escape(_one_line(str(exc)))}")
+            err.print(f"[bold red]error:[/] {escape(_one_line(str(exc)))}", soft_wrap=True)
             raise typer.Exit(code=exc.exit_code) from None
         except KeyboardInterrupt:
             err.print("interrupted")
             raise typer.Exit(code=130) from None
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as exc:  # a bug, not bad input: still one line unless --debug
+            if state.debug:
+                raise
+            err.print(
+                f"[bold red]error:[/] internal error {type(exc).__name__}: "
+                f"{escape(_one_line(str(exc)))} (rerun with --debug for the traceback)",
+                soft_wrap=True,
+            )
+            raise typer.Exit(code=1) from None
 
     return wrapper
 

@@ -1,0 +1,5 @@
+"""``python -m harness.cli`` = ``galapagos``."""
+
+from harness.cli import main
+
+main()
