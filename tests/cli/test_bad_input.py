@@ -15,13 +15,19 @@ from harness.store.sqlite import SQLiteStore
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def galapagos(*args: str, store: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def galapagos(
+    *args: str, store: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     full_env["GALAPAGOS_STORE"] = str(store)
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", *args],
-        cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -32,8 +38,15 @@ def existing(tmp_path: Path) -> Path:
     store = SQLiteStore(path)
     store.create_run(
         RunRecord(
-            id="kept", scaffold="topk", task="circle_packing", task_path="", config={"x": 1},
-            seed=0, max_iterations=3, status="completed", best_score=0.5,
+            id="kept",
+            scaffold="topk",
+            task="circle_packing",
+            task_path="",
+            config={"x": 1},
+            seed=0,
+            max_iterations=3,
+            status="completed",
+            best_score=0.5,
         )
     )
     store.close()
@@ -75,7 +88,13 @@ def test_malformed_yaml(existing: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("general:\n  max_iterations: [1, 2\n")
     proc = galapagos(
-        "run", "--scaffold", "topk", "--task", "circle_packing", "--config", str(bad),
+        "run",
+        "--scaffold",
+        "topk",
+        "--task",
+        "circle_packing",
+        "--config",
+        str(bad),
         store=existing,
     )
     assert_clean_error(proc, 2, "malformed YAML", "line")
@@ -86,16 +105,30 @@ def test_unknown_config_key_in_file_lists_valid_keys(existing: Path, tmp_path: P
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text("selection_policy:\n  bestofn: 3\n")
     proc = galapagos(
-        "run", "--scaffold", "best_of_n", "--task", "circle_packing", "--config", str(cfg),
+        "run",
+        "--scaffold",
+        "best_of_n",
+        "--task",
+        "circle_packing",
+        "--config",
+        str(cfg),
         store=existing,
     )
-    assert_clean_error(proc, 2, "unknown key 'selection_policy.bestofn'", "best_of_n, num_inspirations")
+    assert_clean_error(
+        proc, 2, "unknown key 'selection_policy.bestofn'", "best_of_n, num_inspirations"
+    )
     assert_store_intact(existing)
 
 
 def test_unknown_config_key_in_set(existing: Path) -> None:
     proc = galapagos(
-        "run", "--scaffold", "topk", "--task", "circle_packing", "--set", "general.max_iter=5",
+        "run",
+        "--scaffold",
+        "topk",
+        "--task",
+        "circle_packing",
+        "--set",
+        "general.max_iter=5",
         store=existing,
     )
     assert_clean_error(proc, 2, "unknown key 'general.max_iter'", "max_iterations")
@@ -104,8 +137,15 @@ def test_unknown_config_key_in_set(existing: Path) -> None:
 
 def test_unreachable_llm_endpoint(existing: Path) -> None:
     proc = galapagos(
-        "run", "--scaffold", "topk", "--task", "circle_packing",
-        "--api-base", "http://127.0.0.1:9/v1", "--model", "some-model",
+        "run",
+        "--scaffold",
+        "topk",
+        "--task",
+        "circle_packing",
+        "--api-base",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "some-model",
         store=existing,
     )
     assert_clean_error(proc, 1, "127.0.0.1:9")
