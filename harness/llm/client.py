@@ -1,0 +1,216 @@
+"""The LLM client: a seeded, weighted ensemble over one OpenAI-compatible endpoint.
+
+One :meth:`LLMClient.generate` is one logical call: the ensemble picks a model with the RNG it
+was given, the budget is checked, and the request is sent with a per-call ``seed``, a deadline
+and retries with exponential backoff on transient failures (connection, timeout, 408/409/429,
+5xx; never on 4xx such as a bad key or an unknown model).  The ``openai`` SDK's own retries are
+off so that this loop is the only one.  The result is an :class:`~harness.core.records.LLMCall`
+with tokens (the endpoint's, or characters/4 when it reports none), latency and cost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import openai
+
+from harness.core.errors import LLMError
+from harness.core.records import LLMCall, Prompt
+from harness.core.rng import rng_from_state, rng_state
+from harness.llm._errors import Endpoint, classify
+from harness.llm.config import ModelConfig, ResolvedLLM
+from harness.llm.usage import UsageMeter, estimate_tokens
+
+if TYPE_CHECKING:
+    from harness.llm.offline import OfflineServer
+
+__all__ = ["EndpointInfo", "LLMClient", "SeededLLM", "choose_model", "open_llm"]
+
+MAX_BACKOFF_S = 60.0
+
+
+def choose_model(models: Sequence[ModelConfig], rng: random.Random) -> ModelConfig:
+    """Weighted choice; always exactly one draw, so the RNG stream does not depend on weights."""
+    u = rng.random() * sum(m.weight for m in models)
+    for model in models:
+        u -= model.weight
+        if u < 0:
+            return model
+    return next(m for m in reversed(models) if m.weight > 0)
+
+
+@dataclass(frozen=True)
+class EndpointInfo:
+    base_url: str
+    #: Model ids the endpoint lists (empty when it does not list models).
+    models: tuple[str, ...]
+    #: Configured model names the endpoint does not list (a warning, not an error: some
+    #: providers route names they do not list).
+    missing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SeededLLM:
+    """The :class:`~harness.core.proposer.LLM` handle with a fixed per-call seed."""
+
+    client: LLMClient
+    seed: int
+
+    async def generate(self, prompt: Prompt, *, purpose: str = "propose") -> LLMCall:
+        return await self.client.generate(prompt, purpose=purpose, seed=self.seed)
+
+
+class LLMClient:
+    """Implements the controller's ``LLM`` protocol (plus an optional ``seed``)."""
+
+    def __init__(
+        self,
+        settings: ResolvedLLM,
+        *,
+        rng: random.Random,
+        meter: UsageMeter | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        server: OfflineServer | None = None,
+    ) -> None:
+        if settings.api_base is None:
+            raise LLMError("no API base to talk to; build the client with open_llm()")
+        self.settings = settings
+        self.meter = meter or UsageMeter(settings.max_total_tokens, settings.max_cost)
+        self._rng = rng
+        self._sleep = sleep
+        self._server = server
+        # The offline server is on loopback: never route it through an HTTP proxy from the env.
+        http = openai.DefaultAsyncHttpx2Client(trust_env=False) if server is not None else None
+        self._openai = openai.AsyncOpenAI(
+            base_url=settings.api_base,
+            api_key=settings.api_key or "not-set",
+            max_retries=0,
+            timeout=settings.timeout_s,
+            http_client=http,
+        )
+
+    @property
+    def base_url(self) -> str:
+        return str(self.settings.api_base)
+
+    def bind(self, *, seed: int) -> SeededLLM:
+        return SeededLLM(self, seed)
+
+    def _endpoint(self, model: str) -> Endpoint:
+        s = self.settings
+        return Endpoint(self.base_url, model, s.api_key_env, s.api_key, s.timeout_s)
+
+    def _request(self, model: ModelConfig, prompt: Prompt, seed: int) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"model": model.name, "messages": prompt.messages()}
+        if self.settings.send_seed or self._server is not None:  # offline answers need it
+            kwargs["seed"] = seed
+        for name in ("temperature", "top_p", "max_tokens"):
+            if (value := getattr(model, name)) is not None:
+                kwargs[name] = value
+        if model.extra_body:
+            kwargs["extra_body"] = dict(model.extra_body)
+        return kwargs
+
+    def backoff(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds before retry ``attempt`` (0-based); honours a server's Retry-After."""
+        delay = min(self.settings.retry_backoff_s * 2**attempt, MAX_BACKOFF_S)
+        return max(delay, min(retry_after, MAX_BACKOFF_S)) if retry_after is not None else delay
+
+    async def generate(
+        self, prompt: Prompt, *, purpose: str = "propose", seed: int | None = None
+    ) -> LLMCall:
+        """One call: raises ``BudgetExhausted`` before it, ``LLMError`` after retries."""
+        self.meter.check()
+        model = choose_model(self.settings.models, self._rng)
+        if seed is None:
+            seed = self._rng.getrandbits(31)
+        kwargs = self._request(model, prompt, seed)
+        for attempt in range(self.settings.retries + 1):
+            started = time.monotonic()
+            try:
+                response = await asyncio.wait_for(
+                    self._openai.chat.completions.create(**kwargs), self.settings.timeout_s
+                )
+            except (openai.OpenAIError, TimeoutError) as exc:
+                failure = classify(exc, self._endpoint(model.name))
+                if not failure.retryable or attempt == self.settings.retries:
+                    raise failure.error from exc
+                await self._sleep(self.backoff(attempt, failure.retry_after))
+                continue
+            call = self._to_call(response, model, prompt, time.monotonic() - started, purpose)
+            self.meter.record(call)
+            return call
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _to_call(
+        self, response: Any, model: ModelConfig, prompt: Prompt, latency: float, purpose: str
+    ) -> LLMCall:
+        if not response.choices:
+            raise LLMError(f"model {model.name!r} at {self.base_url} returned no choices")
+        text = response.choices[0].message.content or ""
+        usage = response.usage
+        prompt_tokens = (
+            usage.prompt_tokens if usage else estimate_tokens(prompt.system + prompt.user)
+        )
+        completion_tokens = usage.completion_tokens if usage else estimate_tokens(text)
+        return LLMCall(
+            model=model.name,
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            latency_s=latency,
+            cost=model.cost(prompt_tokens, completion_tokens),
+            purpose=purpose,
+        )
+
+    async def check_endpoint(self, *, timeout_s: float = 10.0) -> EndpointInfo:
+        """Probe ``GET /models`` once, without retries: a dead endpoint fails before the run."""
+        names = tuple(m.name for m in self.settings.models)
+        try:
+            page = await asyncio.wait_for(self._openai.models.list(timeout=timeout_s), timeout_s)
+        except openai.NotFoundError:
+            return EndpointInfo(self.base_url, ())  # reachable; it just does not list models
+        except (openai.OpenAIError, TimeoutError) as exc:
+            raise classify(exc, self._endpoint(names[0])).error from exc
+        ids = tuple(m.id for m in page.data)
+        missing = tuple(n for n in names if ids and n not in ids)
+        return EndpointInfo(self.base_url, ids, missing)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The ensemble RNG (model choice and drawn seeds); the meter checkpoints itself."""
+        return {"rng": rng_state(self._rng)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        rng_from_state(self._rng, state["rng"])
+
+    async def aclose(self) -> None:
+        await self._openai.close()
+        if self._server is not None:
+            await asyncio.to_thread(self._server.close)
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def open_llm(
+    settings: ResolvedLLM, *, rng: random.Random, meter: UsageMeter | None = None
+) -> LLMClient:
+    """The client for resolved settings, starting the offline server first when needed."""
+    if settings.provider != "offline":
+        return LLMClient(settings, rng=rng, meter=meter)
+    from harness.llm.offline import start_offline_server  # the web stack, only when needed
+
+    server = await asyncio.to_thread(
+        start_offline_server, seed=settings.offline.seed, faults=settings.offline.faults
+    )
+    settings = dataclasses.replace(settings, api_base=server.base_url, api_key="offline")
+    return LLMClient(settings, rng=rng, meter=meter, server=server)

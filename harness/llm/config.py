@@ -1,0 +1,210 @@
+"""The run config's ``llm:`` section, and its resolution against CLI flags and the environment.
+
+Resolution order, field by field: the CLI (``--api-base``, ``--model``) wins, as every other
+flag does over the config; then the run config; then the environment (``OPENAI_BASE_URL``, then
+``OPENAI_API_BASE``; the key from the variable named by ``api_key_env``).  A config value the
+CLI overrides is reported in ``ResolvedLLM.notes`` rather than dropped silently.
+
+The provider defaults to ``offline`` (the shipped mutation-operator server).  When the config
+does not name a provider but an endpoint or a model is named (``llm.api_base``, ``--api-base``,
+``--model``), the provider is ``openai``.  Environment variables alone never switch a run
+online: a stray ``OPENAI_API_KEY`` must not make the quickstart spend money.
+
+Secrets never live in the config: ``api_key`` is rejected with a message naming
+``api_key_env``, and :class:`ResolvedLLM` keeps the key out of its ``repr``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from harness.core.errors import ConfigError
+
+__all__ = [
+    "FaultRates",
+    "LLMConfig",
+    "ModelConfig",
+    "OfflineConfig",
+    "ResolvedLLM",
+    "resolve_llm_config",
+]
+
+OFFLINE_MODEL = "galapagos-offline"
+DEFAULT_OPENAI_BASE = "https://api.openai.com/v1"
+_BASE_ENV = ("OPENAI_BASE_URL", "OPENAI_API_BASE")
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class ModelConfig(BaseModel):
+    """One model of the ensemble.  ``None`` sampling values are not sent (endpoint default)."""
+
+    model_config = _STRICT
+
+    name: str = Field(min_length=1)
+    weight: float = Field(default=1.0, ge=0.0)
+    temperature: float | None = Field(default=0.7, ge=0.0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    input_cost_per_mtok: float = Field(default=0.0, ge=0.0)
+    output_cost_per_mtok: float = Field(default=0.0, ge=0.0)
+    #: Provider-specific request fields (``reasoning_effort``, OpenRouter ``provider``, …).
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (
+            prompt_tokens * self.input_cost_per_mtok + completion_tokens * self.output_cost_per_mtok
+        ) / 1e6
+
+
+class FaultRates(BaseModel):
+    """Probability per answer that the offline model injects each fault (sum at most 1)."""
+
+    model_config = _STRICT
+
+    malformed: float = Field(default=0.0, ge=0.0, le=1.0)
+    noop: float = Field(default=0.0, ge=0.0, le=1.0)
+    runtime_error: float = Field(default=0.0, ge=0.0, le=1.0)
+    syntax_error: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _at_most_one(self) -> FaultRates:
+        if self.total() > 1.0 + 1e-9:
+            raise ValueError(f"fault rates sum to {self.total():.3f}; they must sum to at most 1")
+        return self
+
+    def total(self) -> float:
+        return self.malformed + self.noop + self.runtime_error + self.syntax_error
+
+
+class OfflineConfig(BaseModel):
+    model_config = _STRICT
+
+    seed: int = 0
+    faults: FaultRates = Field(default_factory=FaultRates)
+
+
+class LLMConfig(BaseModel):
+    """The ``llm:`` section of a run config."""
+
+    model_config = _STRICT
+
+    provider: Literal["offline", "openai"] = "offline"
+    api_base: str | None = None
+    api_key_env: str = Field(default="OPENAI_API_KEY", min_length=1)
+    models: list[ModelConfig] = Field(default_factory=list)
+    timeout_s: float = Field(default=600.0, gt=0.0)
+    retries: int = Field(default=3, ge=0)
+    retry_backoff_s: float = Field(default=2.0, ge=0.0)
+    #: Send the per-call ``seed`` (turn off for endpoints that reject the field).
+    send_seed: bool = True
+    max_total_tokens: int | None = Field(default=None, gt=0)
+    max_cost: float | None = Field(default=None, gt=0.0)
+    offline: OfflineConfig = Field(default_factory=OfflineConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_secrets(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "api_key" in data:
+            raise ValueError(
+                "llm.api_key is not allowed: secrets never go in a config file; put the key in "
+                "the environment variable named by llm.api_key_env (default OPENAI_API_KEY)"
+            )
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LLMConfig:
+        if self.models and sum(m.weight for m in self.models) <= 0:
+            raise ValueError("llm.models weights sum to 0; give at least one model a weight > 0")
+        if "provider" in self.model_fields_set and self.provider == "offline" and self.api_base:
+            raise ValueError(
+                "llm.api_base is set but llm.provider is offline; set provider: openai"
+            )
+        return self
+
+
+@dataclass(frozen=True)
+class ResolvedLLM:
+    """Everything the client needs, after config, CLI and environment were merged."""
+
+    provider: Literal["offline", "openai"]
+    models: tuple[ModelConfig, ...]
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout_s: float = 600.0
+    retries: int = 3
+    retry_backoff_s: float = 2.0
+    send_seed: bool = True
+    max_total_tokens: int | None = None
+    max_cost: float | None = None
+    offline: OfflineConfig = field(default_factory=OfflineConfig)
+    notes: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line for logs and the CLI; never includes the key."""
+        names = ", ".join(f"{m.name} (weight {m.weight:g})" for m in self.models)
+        if self.provider == "offline":
+            return f"offline mutation model (not an LLM), seed {self.offline.seed}: {names}"
+        return f"{self.api_base}: {names}"
+
+
+def resolve_llm_config(
+    config: LLMConfig,
+    *,
+    api_base: str | None = None,
+    models: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> ResolvedLLM:
+    """Merge config, CLI flags (``api_base``, ``models``) and the environment (see module doc)."""
+    env = os.environ if env is None else env
+    explicit = config.model_fields_set
+    notes: list[str] = []
+    provider = config.provider
+    if api_base or models:
+        if "provider" in explicit and provider == "offline":
+            notes.append("llm.provider: offline overridden by --api-base/--model")
+        provider = "openai"
+    elif "provider" not in explicit and config.api_base:
+        provider = "openai"
+
+    chosen = tuple(config.models)
+    if models:
+        if chosen:
+            notes.append("llm.models of the run config overridden by --model")
+        chosen = tuple(ModelConfig(name=name) for name in models)
+    if not chosen:
+        if provider == "openai":
+            raise ConfigError(
+                "no model named for the openai provider: pass --model NAME or set llm.models"
+            )
+        chosen = (ModelConfig(name=OFFLINE_MODEL),)
+
+    base: str | None = None
+    key: str | None = "offline"
+    if provider == "openai":
+        if config.api_base and api_base:
+            notes.append("llm.api_base of the run config overridden by --api-base")
+        from_env = next((env[k] for k in _BASE_ENV if env.get(k)), None)
+        base = api_base or config.api_base or from_env or DEFAULT_OPENAI_BASE
+        key = env.get(config.api_key_env) or None
+
+    return ResolvedLLM(
+        provider=provider,
+        models=chosen,
+        api_base=base,
+        api_key=key,
+        api_key_env=config.api_key_env,
+        timeout_s=config.timeout_s,
+        retries=config.retries,
+        retry_backoff_s=config.retry_backoff_s,
+        send_seed=config.send_seed,
+        max_total_tokens=config.max_total_tokens,
+        max_cost=config.max_cost,
+        offline=config.offline,
+        notes=tuple(notes),
+    )
