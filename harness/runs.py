@@ -9,6 +9,7 @@ evaluator over a sandbox backend.  :func:`open_services` starts and stops them t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
@@ -140,16 +141,15 @@ async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
             if info.missing:
                 notices.append(f"the endpoint does not list model(s) {', '.join(info.missing)}")
         ev = plan.config.evaluator
-        backend = make_backend(ev.sandbox, pool_size=ev.pool_size, run_id=run_id)
-        stack.push_async_callback(backend.aclose)
-        evaluator = TaskEvaluator(
-            plan.task, backend, run_id=run_id, wall_s=ev.timeout_s, memory_mb=ev.memory_mb
-        )
-        stack.push_async_callback(evaluator.aclose)
-        if ev.sandbox == "local":
-            notices.append(
-                "--sandbox local runs candidates as host subprocesses: UNSAFE for untrusted code"
-            )
+        limits = plan.task.card.limits.to_limits()
+        if ev.timeout_s is not None:
+            limits = dataclasses.replace(limits, wall_s=ev.timeout_s)
+        if ev.memory_mb is not None:
+            limits = dataclasses.replace(limits, memory_mb=ev.memory_mb)
+        options = {"pool_size": ev.pool_size} if ev.sandbox == "docker" else {}
+        backend = make_backend(ev.sandbox, **options)
+        evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
+        stack.push_async_callback(evaluator.aclose)  # closes the backend too
         yield Services(
             model=client,
             meter=meter,
