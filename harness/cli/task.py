@@ -1,7 +1,77 @@
-"""`galapagos task …` commands."""
+"""``galapagos task …`` commands: ``task check``, the CI gate for task evaluators."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+from typing import Annotated, Literal
+
 import typer
+from rich.markup import escape
+
+from harness.cli._output import err, guard, out, print_json
+from harness.evaluation.check import CheckReport, CheckResult, check_task
+from harness.evaluation.task import load_task
 
 app = typer.Typer(help="task commands", no_args_is_help=True)
+
+_STYLE = {"pass": "green", "fail": "bold red", "skip": "yellow"}
+
+
+def _line(check: CheckResult) -> str:
+    style = _STYLE[check.status]
+    return f"[{style}]{check.status.upper():4}[/] {check.name:30} {escape(check.detail)}"
+
+
+async def _check(path: str, sandbox: str, runs: int, show: bool) -> CheckReport:
+    task = load_task(path)  # a bad folder or card is bad input: exit 2 before any sandbox
+    from harness.sandbox import make_backend
+
+    err.print(f"checking task {task.name} ({task.card.mode}) in the {sandbox} sandbox …")
+    backend = make_backend(sandbox)
+    try:
+        return await check_task(
+            task,
+            backend,
+            runs=runs,
+            # Human mode streams each check to stdout as it finishes (it is the data).
+            progress=(lambda c: out.print(_line(c), soft_wrap=True)) if show else None,
+        )
+    finally:
+        await backend.aclose()
+
+
+@app.command("check")
+@guard
+def check(
+    path: Annotated[str, typer.Argument(help="Task folder (native or OpenEvolve-style) or name.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    sandbox: Annotated[
+        Literal["docker", "local"],
+        typer.Option(
+            "--sandbox",
+            help="docker (default) or local (host subprocesses: UNSAFE, and the isolation "
+            "checks are skipped).",
+        ),
+    ] = "docker",
+    runs: Annotated[
+        int, typer.Option("--runs", min=2, max=10, help="Seed runs compared for determinism.")
+    ] = 3,
+) -> None:
+    """Check that a task's evaluator is sound: card, seed, determinism, broken and lying
+    candidates.  Exit 0 when no check fails, 1 when one does, 2 for a bad task folder."""
+    if Path(path).is_file():
+        path = str(Path(path).parent)
+    report = asyncio.run(_check(path, sandbox, runs, show=not as_json))
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        out.print(
+            f"{report.count('pass')} passed, {report.count('fail')} failed, "
+            f"{report.count('skip')} skipped"
+        )
+        failed = [c.name for c in report.checks if c.status == "fail"]
+        if failed:
+            err.print(f"[bold red]task check failed:[/] {', '.join(failed)}")
+    if not report.ok:
+        raise typer.Exit(code=1)

@@ -1,0 +1,236 @@
+"""``galapagos task check``: the variant generator, the static checks, and whole checks through
+the real sandbox runner (``local`` backend here; ``docker`` in test_check_docker.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.core.scoring import is_failure
+from harness.evaluation.check import (
+    VARIANTS,
+    CheckReport,
+    check_task,
+    infer_entry_point,
+    lying_source,
+    variant_source,
+)
+from harness.evaluation.task import load_task
+
+from .conftest import FIXTURES, TASKS_DIR
+
+SEED = "import numpy as np\n\ndef solve():\n    return np.array([1.0, 2.0]), 3.0\n"
+
+
+def _run(source: str, entry: str = "solve") -> Any:
+    from galapagos_sandbox.testing import InProcessCandidate
+
+    return InProcessCandidate(source).call(entry)
+
+
+# ---- the generated variants ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", sorted(set(VARIANTS) - {"syntax_error"}))
+def test_every_variant_compiles(kind: str) -> None:
+    compile(variant_source(SEED, "solve", kind, task_files={"evaluator.py": b""}), "v", "exec")
+
+
+def test_syntax_error_variant_does_not_compile() -> None:
+    with pytest.raises(SyntaxError):
+        compile(variant_source(SEED, "solve", "syntax_error"), "v", "exec")
+
+
+def test_nan_variant_poisons_arrays_and_scalars() -> None:
+    arr, scalar = _run(variant_source(SEED, "solve", "returns_nan"))
+    assert arr.shape == (2,) and all(math.isnan(v) for v in arr) and math.isnan(scalar)
+
+
+def test_wrong_shape_variant_adds_an_axis() -> None:
+    arr, scalar = _run(variant_source(SEED, "solve", "wrong_shape"))
+    assert arr.shape == (2, 1) and scalar == [3.0, 3.0]
+
+
+def test_lying_variant_inflates_scalars_only() -> None:
+    arr, scalar = _run(lying_source(SEED, "solve", "maximize"))
+    assert arr.tolist() == [1.0, 2.0] and scalar > 3.0
+    _, low = _run(lying_source(SEED, "solve", "minimize"))
+    assert low < 3.0
+
+
+def test_variants_wrap_entry_points_that_take_arguments() -> None:
+    seed = "def priority(item, bins):\n    return [b - item for b in bins]\n"
+    source = variant_source(seed, "priority", "returns_inf")
+    from galapagos_sandbox.testing import InProcessCandidate
+
+    assert InProcessCandidate(source).call("priority", 1.0, [2.0, 3.0]) == [math.inf, math.inf]
+
+
+def test_unknown_variant_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown variant"):
+        variant_source(SEED, "solve", "nope")
+
+
+# ---- static checks ---------------------------------------------------------------------------
+
+
+def _copy_task(tmp_path: Path, name: str) -> Path:
+    folder = tmp_path / name
+    shutil.copytree(TASKS_DIR / name, folder)
+    return folder
+
+
+async def _static(folder: Path) -> CheckReport:
+    """Only the static checks run: the backend is never reached when they fail."""
+    return await check_task(folder, backend=None)  # type: ignore[arg-type]
+
+
+async def test_missing_entry_point_fails_the_files_check(tmp_path: Path) -> None:
+    folder = _copy_task(tmp_path, "heilbronn_triangle")
+    seed = folder / "initial_program.py"
+    seed.write_text(seed.read_text().replace("def heilbronn_triangle11", "def other_name"))
+    report = await _static(folder)
+    files = next(c for c in report.checks if c.name == "files")
+    assert files.status == "fail" and "heilbronn_triangle11" in files.detail
+    assert not report.ok
+    assert [c.status for c in report.checks if c.name == "seed_evaluates"] == ["skip"]
+
+
+async def test_missing_cascade_function_fails_the_files_check(tmp_path: Path) -> None:
+    folder = _copy_task(tmp_path, "function_minimization")
+    ev = folder / "evaluator.py"
+    ev.write_text(ev.read_text().replace("def evaluate_stage2", "def evaluate_second"))
+    files = next(c for c in (await _static(folder)).checks if c.name == "files")
+    assert files.status == "fail" and "evaluate_stage2" in files.detail
+
+
+async def test_unbalanced_markers_fail_the_files_check(tmp_path: Path) -> None:
+    folder = _copy_task(tmp_path, "heilbronn_triangle")
+    seed = folder / "initial_program.py"
+    seed.write_text(seed.read_text().replace("# EVOLVE-BLOCK-END", "# end of block"))
+    files = next(c for c in (await _static(folder)).checks if c.name == "files")
+    assert files.status == "fail" and "EVOLVE-BLOCK" in files.detail
+
+
+def test_card_without_best_known_source_fails_the_card_check(tmp_path: Path) -> None:
+    from harness.evaluation.check import _card_check
+
+    folder = _copy_task(tmp_path, "heilbronn_triangle")
+    card = folder / "task.yaml"
+    card.write_text(card.read_text().replace("metric: min_area_normalized\n", ""))
+    check = _card_check(load_task(folder))
+    assert check.status == "fail" and "metric" in check.detail
+
+
+def test_compat_entry_point_is_inferred_from_the_evaluator() -> None:
+    assert infer_entry_point(load_task(FIXTURES / "compat_task")) == "solve"
+
+
+# ---- whole checks through the real runner (local backend) ------------------------------------
+
+
+@pytest.fixture
+async def local_backend():
+    from harness.sandbox.local_backend import LocalBackend
+
+    backend = LocalBackend()
+    yield backend
+    await backend.aclose()
+
+
+def _status(report: CheckReport) -> dict[str, str]:
+    return {c.name: c.status for c in report.checks}
+
+
+async def test_weak_evaluator_fails_naming_the_checks(local_backend) -> None:
+    report = await check_task(FIXTURES / "weak_task", local_backend, runs=2)
+    status = _status(report)
+    assert not report.ok
+    assert status["rejects_returns_nan"] == "fail"
+    assert status["recomputes_reported"] == "fail"
+    failed = {c.name: c.detail for c in report.checks if c.status == "fail"}
+    assert set(failed) == {"rejects_returns_nan", "recomputes_reported"}
+    assert "trusts a reported value" in failed["recomputes_reported"]
+    # The other broken candidates are still caught (by the sandbox or the evaluator).
+    assert status["rejects_infinite_loop"] == "pass" and status["rejects_lying_object"] == "pass"
+
+
+async def test_shipped_task_passes_on_the_local_backend(local_backend) -> None:
+    report = await check_task("function_minimization", local_backend, runs=2)
+    assert report.ok, [c for c in report.checks if c.status == "fail"]
+    status = _status(report)
+    # The unsafe backend cannot show isolation: those checks are skipped, never passed.
+    assert status["rejects_reads_task_files"] == "skip"
+    assert status["rejects_forges_runner_output"] == "skip"
+    assert status["recomputes_reported"] == "pass"
+    assert report.count("pass") == len(report.checks) - 2
+
+
+async def test_compat_folder_reports_what_it_cannot_check(local_backend) -> None:
+    report = await check_task(FIXTURES / "compat_task", local_backend, runs=2)
+    skipped = {c.name: c.detail for c in report.checks if c.status == "skip"}
+    assert "synthesised" in skipped["card"]
+    assert "compat mode" in skipped["rejects_reads_task_files"]
+    assert set(skipped) == {"card", "rejects_reads_task_files", "rejects_forges_runner_output"}
+    assert report.to_dict()["summary"]["skip"] == 3
+    # A well-behaved OpenEvolve-style evaluator passes every check that applies to it.
+    assert report.ok, [c for c in report.checks if c.status == "fail"]
+
+
+# ---- the CLI ---------------------------------------------------------------------------------
+
+runner = CliRunner()
+
+
+def _cli(*args: str):
+    return runner.invoke(app, ["task", "check", *args])
+
+
+def test_cli_fails_the_weak_task_with_exit_1_naming_the_checks() -> None:
+    result = _cli(str(FIXTURES / "weak_task"), "--sandbox", "local")
+    assert result.exit_code == 1, result.output
+    assert "rejects_returns_nan" in result.stderr and "recomputes_reported" in result.stderr
+
+
+def test_cli_json_report_on_stdout() -> None:
+    result = _cli("function_minimization", "--sandbox", "local", "--json", "--runs", "2")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["ok"] is True and report["summary"]["fail"] == 0
+    assert {c["name"] for c in report["checks"]} >= {"card", "seed_evaluates", "deterministic"}
+
+
+def test_cli_bad_folder_is_exit_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["task", "check", str(tmp_path), "--sandbox", "local"])
+    assert result.exit_code == 2
+    assert "not a task folder" in result.stderr
+
+
+def test_failing_variant_reports_are_failures_by_the_predicate() -> None:
+    # The predicate task check applies: what a failed job looks like never counts as success.
+    assert is_failure({"combined_score": 0.0, "validity": 0.0, "error": "x"})
+
+
+async def test_file_probe_detects_a_backend_that_exposes_task_files(local_backend) -> None:
+    """The probe has teeth: on the unisolated local backend it finds and reads evaluator.py,
+    and the check would fail (which is why that check is skipped there)."""
+    from harness.evaluation.check import _variant_check
+    from harness.evaluation.driver import TaskEvaluator
+
+    task = load_task("heilbronn_triangle")
+    assert task.initial_program is not None and task.card.entry_point
+    code = variant_source(
+        task.initial_program, task.card.entry_point, "reads_task_files", task_files=task.files
+    )
+    evaluator = TaskEvaluator(task, local_backend, close_backend=False)
+    result = await evaluator.evaluate(code, program_id="probe", iteration=0)
+    assert result.status == "ok" and not is_failure(result.metrics)
+    check = _variant_check("reads_task_files", result, seed_score=0.0)
+    assert check.status == "fail" and "evaluator.py" in check.detail

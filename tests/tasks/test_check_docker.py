@@ -1,0 +1,63 @@
+"""Every shipped task passes ``galapagos task check`` in the real Docker sandbox, isolation
+checks included; the weak fixture does not."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from harness.evaluation.check import CheckReport, check_task
+
+from .conftest import FIXTURES, SHIPPED
+
+pytestmark = pytest.mark.docker
+
+#: Entry points that return only arrays (or answer the scorer's questions) report nothing to
+#: inflate, so the lying-report check is skipped for them, with the reason in the report.
+NOTHING_REPORTED = {
+    "circle_packing_rect",
+    "heilbronn_convex",
+    "heilbronn_triangle",
+    "minmax_distance_2d",
+    "minmax_distance_3d",
+    "online_bin_packing",
+}
+
+
+@pytest.fixture(scope="module")
+def docker_backend() -> Iterator[object]:
+    """One warm-pool Docker backend for the module; no container may outlive it."""
+    import docker
+
+    from harness.sandbox.docker_backend import DockerBackend
+    from harness.sandbox.images import build_images
+    from harness.sandbox.pytest_plugin import leftover_containers
+
+    build_images(["python-eval"])
+    backend = DockerBackend()
+    yield backend
+    backend.close()
+    left = leftover_containers(docker.from_env())
+    assert not left, f"task check left {len(left)} container(s) behind"
+
+
+def _skips(report: CheckReport) -> dict[str, str]:
+    return {c.name: c.detail for c in report.checks if c.status == "skip"}
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+async def test_shipped_task_passes_task_check(name: str, docker_backend) -> None:
+    report = await check_task(name, docker_backend, runs=2)
+    failed = {c.name: c.detail for c in report.checks if c.status == "fail"}
+    assert report.ok, failed
+    expected = {"recomputes_reported"} if name in NOTHING_REPORTED else set()
+    assert set(_skips(report)) == expected
+
+
+async def test_weak_evaluator_fails_in_docker(docker_backend) -> None:
+    report = await check_task(FIXTURES / "weak_task", docker_backend, runs=2)
+    failed = {c.name for c in report.checks if c.status == "fail"}
+    assert failed == {"rejects_returns_nan", "recomputes_reported"}
+    # Under Docker the isolation probes run (and pass) instead of being skipped.
+    assert _skips(report) == {}
