@@ -26,6 +26,7 @@ from harness.core.errors import ConfigError, TaskError
 from harness.core.evaluator import BaseEvaluator
 from harness.core.registry import BuildEnv, ScaffoldSpec, build_scaffold, get_spec, load_config
 from harness.core.rng import make_rng
+from harness.core.scaffold import Scaffold
 from harness.core.validation import format_validation_error
 from harness.evaluation.task import Task, load_task
 from harness.store.base import RunRecord
@@ -172,7 +173,6 @@ async def execute(
     stop: asyncio.Event | None = None,
 ) -> RunSummary:
     """Start a new run (or continue ``plan.run``) and drive it to its end."""
-    resuming = plan.run is not None
     run_id = plan.run.id if plan.run else new_run_id()
     async with open_services(plan, run_id) as services:
         card = plan.task.card
@@ -182,47 +182,67 @@ async def execute(
             task_description=plan.task.prompt_description(),
             language=card.language,
             eval_timeout_s=plan.config.evaluator.timeout_s or card.limits.wall_s,
+            run_id=run_id,
         )
         scaffold = build_scaffold(plan.spec, plan.config, env)
-        if plan.run is not None:
-            run = plan.run
-            store.update_run(run.id, status="running", owner=owner_token(), error="")
-        else:
-            run = RunRecord(
-                id=run_id,
-                scaffold=plan.spec.name,
-                task=plan.task.name,
-                task_path=str(plan.task.path),
-                config=plan.config.model_dump(mode="json"),
-                seed=plan.config.seed,
-                max_iterations=plan.config.general.max_iterations,
-                owner=owner_token(),
-                task_hash=plan.task.digest(),
-            )
-            store.create_run(run)
-        controller = Controller(
-            scaffold,
-            store=store,
-            run=run,
-            model=services.model,
-            meter=services.meter,
-            general=plan.config.general,
-            seed_code=plan.task.initial_program,
-            task_description=env.task_description,
-            language=card.language,
-            eval_timeout_s=env.eval_timeout_s,
-            on_progress=on_progress,
-        )
-        if resuming:
-            controller.restore()
-        if on_start:
-            on_start(store.get_run(run.id), services)
-        watcher = asyncio.create_task(_watch(stop, controller)) if stop else None
         try:
-            return await controller.run_to_end()
+            return await _drive(
+                plan, store, services, scaffold, env, run_id, on_start, on_progress, stop
+            )
         finally:
-            if watcher:
-                watcher.cancel()
+            await scaffold.aclose()
+
+
+async def _drive(
+    plan: RunPlan,
+    store: SQLiteStore,
+    services: Services,
+    scaffold: Scaffold,
+    env: BuildEnv,
+    run_id: str,
+    on_start: Callable[[RunRecord, Services], None] | None,
+    on_progress: Callable[[Progress], None] | None,
+    stop: asyncio.Event | None,
+) -> RunSummary:
+    if plan.run is not None:
+        run = plan.run
+        store.update_run(run.id, status="running", owner=owner_token(), error="")
+    else:
+        run = RunRecord(
+            id=run_id,
+            scaffold=plan.spec.name,
+            task=plan.task.name,
+            task_path=str(plan.task.path),
+            config=plan.config.model_dump(mode="json"),
+            seed=plan.config.seed,
+            max_iterations=plan.config.general.max_iterations,
+            owner=owner_token(),
+            task_hash=plan.task.digest(),
+        )
+        store.create_run(run)
+    controller = Controller(
+        scaffold,
+        store=store,
+        run=run,
+        model=services.model,
+        meter=services.meter,
+        general=plan.config.general,
+        seed_code=plan.task.initial_program,
+        task_description=env.task_description,
+        language=env.language,
+        eval_timeout_s=env.eval_timeout_s,
+        on_progress=on_progress,
+    )
+    if plan.run is not None:
+        controller.restore()
+    if on_start:
+        on_start(store.get_run(run.id), services)
+    watcher = asyncio.create_task(_watch(stop, controller)) if stop else None
+    try:
+        return await controller.run_to_end()
+    finally:
+        if watcher:
+            watcher.cancel()
 
 
 async def _watch(stop: asyncio.Event, controller: Controller) -> None:

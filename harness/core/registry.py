@@ -50,6 +50,8 @@ class BuildEnv:
     task_description: str = ""
     language: str = "python"
     eval_timeout_s: float | None = None
+    #: The run's id, for labelling what the scaffold starts (containers) so it can be reaped.
+    run_id: str | None = None
 
     def rng(self, name: str) -> random.Random:
         """A component's own RNG, derived from the run seed and the component name."""

@@ -58,6 +58,9 @@ class Scaffold:
     ) -> None:
         """Runs after the outcome was admitted and observed (also when every attempt failed)."""
 
+    async def aclose(self) -> None:
+        """Release what the scaffold started (e.g. EvoX strategy containers); always called."""
+
     def admit(self, program: Program, outcome_iteration: int) -> bool:
         """Offer an evaluated child to the population (a scaffold may route it to an island)."""
         return self.population.add(program)

@@ -167,4 +167,7 @@ def rewrite_responder() -> Responder:
 
 def default_responders() -> tuple[Responder, ...]:
     """Most specific first; the rewrite responder answers anything left."""
-    return (diff_responder(), rewrite_responder())
+    # Imported here: the strategy responder builds on this module's Responder and marker.
+    from harness.llm.offline.strategy_responder import strategy_responder
+
+    return (strategy_responder(), diff_responder(), rewrite_responder())

@@ -1,0 +1,206 @@
+"""One strategy rewrite: meta-LLM → pre-filter → Valid(·) → deployment with the population.
+
+Up to ``retries`` attempts (the reference's 3); each failed attempt's reason — no code block,
+the pre-filter's findings, the first failing Valid(·) check, or a deployment error — goes into
+the next attempt's prompt.  An LLM error ends the rewrite at once and keeps the current
+strategy (it never reverts anything).  On success the new strategy is already running in its
+own sandbox and holds the whole population, migrated in iteration order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.core.errors import LLMError, StrategyError
+from harness.core.proposer import LLM
+from harness.core.records import Program
+from harness.core.rng import derive_seed
+from harness.evox.chain import Emit
+from harness.evox.history import StrategyHistory, StrategyRecord
+from harness.evox.meta import build_prompt, read_strategy
+from harness.evox.prefilter import prefilter
+from harness.evox.records import Labels
+from harness.evox.sandbox import ContainerLimits, StrategyFactory
+from harness.evox.strategies import RemoteStrategy
+from strategy_tests import ValidConfig, validate
+
+__all__ = ["Rewrite", "StrategyEvolver"]
+
+SOURCE_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What the meta side knows when a switch is due."""
+
+    iteration: int
+    task: str
+    window: str
+    population: str
+    programs: Sequence[Program]  # the population in iteration order (migrated as is)
+
+
+class StrategyEvolver:
+    def __init__(
+        self,
+        *,
+        factory: StrategyFactory,
+        history: StrategyHistory,
+        labels: Labels,
+        run_seed: int,
+        limits: ContainerLimits,
+        valid: ValidConfig,
+        retries: int = 3,
+        use_prefilter: bool = True,
+        fault_directive: str = "",
+    ) -> None:
+        self.factory = factory
+        self.history = history
+        self.labels = labels
+        self.run_seed = run_seed
+        self.limits = limits
+        self.valid = valid
+        self.retries = retries
+        self.use_prefilter = use_prefilter
+        self.fault_directive = fault_directive
+        #: Candidates generated so far (names them: s1, s2, …); checkpointed by the scaffold.
+        self.generated = 0
+
+    def strategy_seed(self, strategy_id: str) -> int:
+        return derive_seed(self.run_seed, f"strategy:{strategy_id}") % (1 << 31)
+
+    async def rewrite(
+        self, job: Rewrite, llm: LLM, emit: Emit
+    ) -> tuple[RemoteStrategy, str] | None:
+        """A deployed new strategy and the id of the one it was rewritten from, or None."""
+        parent = self.history.best()
+        if parent is None:
+            return None
+        others = self.history.context(parent)
+        failures: list[str] = []
+        for attempt in range(self.retries):
+            prompt = build_prompt(
+                parent=parent,
+                others=others,
+                task=job.task,
+                window=job.window,
+                population=job.population,
+                failures=failures,
+                fault_directive=self.fault_directive,
+            )
+            try:
+                call = await llm.generate(prompt, purpose="strategy")
+            except LLMError as exc:
+                emit(
+                    "strategy_generation_failed",
+                    iteration=job.iteration,
+                    reason="llm_error",
+                    error=str(exc)[:500],
+                    attempts=attempt,
+                )
+                return None
+            self.generated += 1
+            sid = f"s{self.generated}"
+            source = read_strategy(call.text)
+            reason = await self._vet(sid, source, attempt, job.iteration, emit)
+            if reason is None and source is not None:
+                deployed = await self._deploy(sid, source, job, attempt, emit)
+                if isinstance(deployed, RemoteStrategy):
+                    return deployed, parent.id
+                reason = deployed
+            failures.append(reason or "")
+        emit(
+            "strategy_generation_failed",
+            iteration=job.iteration,
+            reason="attempts_exhausted",
+            attempts=self.retries,
+        )
+        return None
+
+    async def _vet(
+        self, sid: str, source: str | None, attempt: int, iteration: int, emit: Emit
+    ) -> str | None:
+        """None when the candidate passes the pre-filter and Valid(·); else the reason."""
+        if source is None:
+            emit(
+                "strategy_candidate",
+                iteration=iteration,
+                candidate=sid,
+                attempt=attempt,
+                verdict="no_code",
+            )
+            return "The answer had no fenced ```python code block with the module."
+        if self.use_prefilter:
+            verdict = prefilter(source)
+            if not verdict.ok:
+                emit(
+                    "strategy_candidate",
+                    iteration=iteration,
+                    candidate=sid,
+                    attempt=attempt,
+                    verdict="prefilter",
+                    reason=verdict.reason()[:2000],
+                    source=source[:SOURCE_CHARS],
+                )
+                return verdict.reason()
+        report = await validate(source, factory=self.factory, labels=self.labels, config=self.valid)
+        failed = report.failure
+        emit(
+            "strategy_validation",
+            iteration=iteration,
+            candidate=sid,
+            attempt=attempt,
+            passed=report.passed,
+            checks={c.name: c.status for c in report.checks},
+            failed_check=failed.name if failed else None,
+            detail=failed.detail[:1000] if failed else "",
+            source=source[:SOURCE_CHARS],
+        )
+        return None if report.passed else report.feedback()
+
+    async def _deploy(
+        self, sid: str, source: str, job: Rewrite, attempt: int, emit: Emit
+    ) -> RemoteStrategy | str:
+        strategy = RemoteStrategy(
+            sid,
+            source,
+            self.factory.client(self.limits),
+            labels=self.labels,
+            seed=self.strategy_seed(sid),
+            bulk_deadline_s=self.limits.bulk_s,
+        )
+        try:
+            await strategy.boot()
+            await strategy.add(list(job.programs))
+        except StrategyError as exc:
+            await strategy.close()
+            emit(
+                "strategy_candidate",
+                iteration=job.iteration,
+                candidate=sid,
+                attempt=attempt,
+                verdict="deploy_failed",
+                error_kind=exc.kind,
+                reason=str(exc)[:1000],
+            )
+            return f"The strategy passed validation but failed when deployed: {exc}"
+        emit(
+            "strategy_deployed",
+            iteration=job.iteration,
+            candidate=sid,
+            attempt=attempt,
+            migrated=len(job.programs),
+        )
+        return strategy
+
+    def record(
+        self, strategy: RemoteStrategy, parent_id: str, iteration: int, state: str
+    ) -> StrategyRecord:
+        return StrategyRecord(
+            id=strategy.id,
+            source=strategy.source,
+            parent_id=parent_id,
+            deployed_iteration=iteration,
+            start_state=state,
+        )

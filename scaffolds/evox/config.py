@@ -1,0 +1,99 @@
+"""Config sections of the EvoX scaffold (defaults in ``config.yaml``, strict like every section).
+
+``selection_policy`` configures how the evolved strategy runs (its sandbox and limits);
+``memory`` configures the strategy history: when to switch, how rewrites are vetted (Valid(·)
+limits), and fault injection for the offline meta-model.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from harness.core.validation import StrictModel
+from harness.evox.sandbox import ContainerLimits
+from harness.llm.offline.strategy_faults import FAULT_KINDS
+from strategy_tests import ValidConfig
+
+__all__ = ["ContainerSection", "EvolvedSamplerConfig", "StrategyHistoryConfig", "ValidSection"]
+
+
+class ContainerSection(StrictModel):
+    memory_mb: int = Field(512, ge=64, le=65536)
+    cpus: float = Field(1.0, gt=0, le=64)
+    pids: int = Field(32, ge=8, le=4096)
+    tmpfs_mb: int = Field(16, ge=1, le=1024)
+    #: Deadline of one add/sample call; a strategy that misses it is killed and replaced.
+    call_timeout_s: float = Field(5.0, gt=0, le=600)
+    #: Deadline of start-up and of one migration batch (256 programs).
+    bulk_timeout_s: float = Field(60.0, gt=0, le=3600)
+
+    def limits(self) -> ContainerLimits:
+        return ContainerLimits(
+            memory_mb=self.memory_mb,
+            cpus=self.cpus,
+            pids=self.pids,
+            tmpfs_mb=self.tmpfs_mb,
+            call_s=self.call_timeout_s,
+            bulk_s=self.bulk_timeout_s,
+        )
+
+
+class EvolvedSamplerConfig(StrictModel):
+    #: Context programs asked of the strategy per iteration (the reference's default 4).
+    num_context_programs: int = Field(4, ge=0, le=64)
+    #: ``auto`` follows ``evaluator.sandbox``; ``local`` is UNSAFE for LLM-written strategies.
+    sandbox: Literal["auto", "docker", "local"] = "auto"
+    #: Sandbox image (a key of sandbox_images/images.yaml) the strategy server runs in.
+    image: str = "python-eval"
+    container: ContainerSection = ContainerSection()
+
+
+class ValidSection(StrictModel):
+    stress_programs: int = Field(1000, ge=10, le=100_000)
+    stress_every: int = Field(10, ge=1)
+    max_call_s: float = Field(1.0, gt=0)
+    max_rss_mb: int = Field(256, ge=16)
+    container: ContainerSection = ContainerSection(call_timeout_s=10.0)
+
+    def config(self, seed: int) -> ValidConfig:
+        return ValidConfig(
+            stress_programs=self.stress_programs,
+            stress_every=self.stress_every,
+            max_call_s=self.max_call_s,
+            max_rss_mb=self.max_rss_mb,
+            limits=self.container.limits(),
+            seed=seed,
+        )
+
+
+class StrategyHistoryConfig(StrictModel):
+    #: Stagnant steps before a rewrite; ``null`` = max(1, int(0.1 · max_iterations)).
+    switch_interval: int | None = Field(None, ge=1)
+    #: A step counts as progress only when the best score gains more than this (absolute).
+    improvement_threshold: float = Field(0.01, ge=0)
+    #: Meta-LLM attempts per rewrite (failures are fed back), as the reference's 3.
+    generation_retries: int = Field(3, ge=1, le=10)
+    #: Other strategies shown next to the argmax-J one.
+    meta_context: int = Field(2, ge=0, le=10)
+    #: Let strategies attach DIVERGE/REFINE labels (texts below, or the built-in defaults).
+    use_labels: bool = True
+    diverge_label: str | None = None
+    refine_label: str | None = None
+    prefilter: bool = True
+    validation: ValidSection = ValidSection()
+    #: Offline meta-model only: probability per rewrite answer of each hostile strategy kind.
+    offline_faults: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("offline_faults")
+    @classmethod
+    def _known_faults(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = set(value) - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(
+                f"unknown fault kinds {sorted(unknown)}; valid: {', '.join(FAULT_KINDS)}"
+            )
+        if any(not 0 <= v <= 1 for v in value.values()) or sum(value.values()) > 1 + 1e-9:
+            raise ValueError("fault rates must lie in [0, 1] and sum to at most 1")
+        return value

@@ -1,0 +1,153 @@
+"""The EvoX scaffold in the real loop: switches, scoring order, fallback, LLM errors, resume.
+
+Strategies run as local subprocesses here (the offline model's templates and test fixtures
+only); the same flows run in Docker in ``test_docker_runtime.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.core.records import Event
+from harness.evox.sandbox import LocalStrategyFactory
+from harness.store.sqlite import SQLiteStore
+from scaffolds.evox.scaffold import EvoxScaffold
+from tests.evox.fakes import OfflineChat, evox_run
+from tests.evox.strategies import GOOD, RAISES_IN_SAMPLE_LATER
+
+RUN = "evox-test"
+
+
+def strategy_events(store: SQLiteStore) -> list[Event]:
+    return [e for e in store.events(RUN) if e.kind.startswith("strategy")]
+
+
+async def run(ctl: Any, scaffold: EvoxScaffold) -> Any:
+    try:
+        return await ctl.run_to_end()
+    finally:
+        await scaffold.aclose()
+
+
+def assert_nothing_lost(scaffold: EvoxScaffold, store: SQLiteStore) -> None:
+    """Every program of the run is in the population and known to the active strategy."""
+    stored = {p.id for p in store.programs(RUN)}
+    members = {p.id for p in scaffold.population.programs()}
+    assert stored == members
+    assert members <= scaffold.state.chain.active.known
+
+
+async def test_stagnation_triggers_switches_and_the_seed_is_scored_first(
+    tmp_path: Path, local_factory: LocalStrategyFactory
+) -> None:
+    ctl, scaffold, store, _ = evox_run(
+        tmp_path, local_factory, iterations=24, overrides=["memory.switch_interval=3"]
+    )
+    summary = await run(ctl, scaffold)
+    assert summary.status == "completed"
+    kinds = [e.kind for e in strategy_events(store)]
+    first = kinds.index("strategy_trigger")
+    assert kinds[first + 1] == "strategy_scored"
+    scored = [e.payload["strategy"] for e in store.events(RUN, ["strategy_scored"])]
+    assert scored[0] == "seed"
+    switches = store.events(RUN, ["strategy_switch"])
+    assert switches and switches[0].payload["fallback"] == "seed"
+    history = scaffold.history
+    assert [r.id for r in history.records] == scored
+    assert all(r.metrics["search_horizon"] == 3 for r in history.records)
+    # The strategy deployed last is scored when the run ends.
+    last = store.events(RUN, ["strategy_scored"])[-1]
+    assert scaffold.state.pending is None
+    assert (last.iteration, last.payload["strategy"]) == (24, switches[-1].payload["active"])
+    assert_nothing_lost(scaffold, store)
+
+
+async def test_a_strategy_raising_in_sample_later_falls_back_and_the_run_goes_on(
+    tmp_path: Path, local_factory: LocalStrategyFactory
+) -> None:
+    chat = OfflineChat(strategies=[RAISES_IN_SAMPLE_LATER.replace("{fuse}", "2"), GOOD])
+    ctl, scaffold, store, _ = evox_run(
+        tmp_path, local_factory, iterations=16, chat=chat, overrides=["memory.switch_interval=3"]
+    )
+    summary = await run(ctl, scaffold)
+    assert summary.status == "completed" and summary.iterations_done == 16
+    events = strategy_events(store)
+    kinds = [e.kind for e in events]
+    at = kinds.index("strategy_failure")
+    failure, restore, retry = events[at], events[at + 1], events[at + 2]
+    assert failure.payload["strategy"] == "s1" and failure.payload["op"] == "sample"
+    assert "latent bug in sample()" in failure.payload["error"]
+    assert restore.kind == "strategy_restore" and restore.payload["restored"] == "seed"
+    assert retry.kind == "strategy_retry" and retry.iteration == failure.iteration
+    # The same iteration then selected with the restored strategy and went on.
+    select = [e for e in store.events(RUN, ["select"]) if e.iteration == failure.iteration]
+    assert select and select[0].payload["info"]["strategy"] == "seed"
+    scored = {e.payload["strategy"] for e in store.events(RUN, ["strategy_scored"])}
+    assert "s1" not in scored  # the broken strategy is never scored
+    assert all(r.id != "s1" for r in scaffold.history.records)
+    assert_nothing_lost(scaffold, store)
+
+
+async def test_llm_errors_never_revert_a_healthy_strategy(
+    tmp_path: Path, local_factory: LocalStrategyFactory
+) -> None:
+    # Every third solution call after the 8th, and every second strategy call, fail.
+    chat = OfflineChat(
+        fail=lambda purpose, n: (
+            (purpose == "propose" and n > 8 and n % 3 == 0)
+            or (purpose == "strategy" and n % 2 == 0)
+        )
+    )
+    ctl, scaffold, store, _ = evox_run(
+        tmp_path, local_factory, iterations=24, chat=chat, overrides=["memory.switch_interval=3"]
+    )
+    await run(ctl, scaffold)
+    llm_failures = [
+        e for e in store.events(RUN, ["attempt"]) if e.payload.get("outcome") == "llm_error"
+    ]
+    meta_failures = [
+        e
+        for e in store.events(RUN, ["strategy_generation_failed"])
+        if e.payload["reason"] == "llm_error"
+    ]
+    assert llm_failures and meta_failures
+    kinds = {e.kind for e in strategy_events(store)}
+    assert not kinds & {"strategy_failure", "strategy_restore", "strategy_retry"}
+    assert store.events(RUN, ["strategy_switch"])  # the healthy path still switched
+
+
+async def test_a_resumed_run_ends_identical_to_an_uninterrupted_one(
+    tmp_path: Path, local_factory: LocalStrategyFactory
+) -> None:
+    overrides = ["memory.switch_interval=3"]
+    ctl, scaffold, store, _ = evox_run(
+        tmp_path / "a", local_factory, iterations=18, overrides=overrides
+    )
+    await run(ctl, scaffold)
+    whole = [(p.id, p.parent_id, p.inspiration_ids, p.code) for p in store.programs(RUN)]
+
+    (tmp_path / "b").mkdir()
+    ctl, scaffold, store_b, _ = evox_run(
+        tmp_path / "b", local_factory, iterations=18, overrides=overrides
+    )
+    ctl.on_progress = lambda progress: (
+        ctl.request_stop() if progress.iterations_done >= 11 else None
+    )
+    summary = await run(ctl, scaffold)
+    assert summary.status == "interrupted"
+    assert store_b.events(RUN, ["strategy_switch"])  # interrupted after a switch
+    ctl, scaffold, _, _ = evox_run(
+        tmp_path / "b",
+        local_factory,
+        iterations=18,
+        overrides=overrides,
+        store=store_b,
+        create=False,
+    )
+    ctl.restore()
+    await run(ctl, scaffold)
+    resumed = [(p.id, p.parent_id, p.inspiration_ids, p.code) for p in store_b.programs(RUN)]
+    assert resumed == whole
+    revived = store_b.events(RUN, ["strategy_revived"])
+    assert len(revived) == 1 and revived[0].payload["active"].startswith("s")
