@@ -74,7 +74,13 @@ class Job:
 
 @runtime_checkable
 class SandboxBackend(Protocol):
-    """Runs jobs.  Implementations: ``LocalBackend`` (unsafe, subprocess) and ``DockerBackend``."""
+    """Runs jobs.  Implementations: ``LocalBackend`` (unsafe, subprocess) and ``DockerBackend``.
+
+    Optional extension (not part of the protocol, looked up with ``getattr``):
+    ``async prewarm(job)`` starts preparing sandboxes shaped like ``job`` (warm pool) and
+    returns without waiting.  A job's ``labels["galapagos.run"]`` names the run its containers
+    belong to (warm containers are pooled per run).
+    """
 
     name: str
 

@@ -1,0 +1,189 @@
+"""``TaskEvaluator``: runs a task's cascade, one sandbox job (one fresh container) per stage.
+
+Cascade semantics follow OpenEvolve (``reference/openevolve_shinka.md`` §A.3):
+
+- stages run in card order; after each stage its score (``combined_score``, else the mean of
+  the numeric non-``error`` metrics) is compared with the stage's threshold, and a score below
+  it stops the cascade: the program is still a valid, low-scoring result (status ``ok``) and
+  ``failed_stage`` / artifact ``failure_stage`` name the stage that stopped it;
+- metrics of the stages that ran are merged, later stages winning; bools become 1.0/0.0 (except
+  ``timeout``, which the failure predicate reads as a bool); strings leave the metrics and go to
+  the artifacts (``error`` included, so the failure predicate still sees it);
+- a stage that ends non-ok (timeout, crash, oom, output_limit, invalid_result, error) or that
+  the evaluator judged invalid makes the whole result a failure (``validity 0``,
+  ``combined_score 0.0``, ``timeout: True`` on timeouts) with the reason in the artifacts.
+
+Each stage summary lands in ``EvalResult.stages``.  Jobs carry the run id, program id, iteration
+and stage as container labels, so containers can be reaped per run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.core.evaluator import BaseEvaluator
+from harness.core.records import EvalResult
+from harness.core.scoring import is_failure
+from harness.evaluation.task import CascadeStage, Task
+from harness.sandbox.protocol import Job, Limits, SandboxBackend
+
+__all__ = ["TaskEvaluator", "stage_score"]
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def stage_score(metrics: Mapping[str, Any]) -> float:
+    """The gate score: ``combined_score``, else the mean of numeric non-``error`` metrics."""
+    if _number(metrics.get("combined_score")):
+        return float(metrics["combined_score"])
+    values = [float(v) for k, v in metrics.items() if k != "error" and _number(v)]
+    return sum(values) / len(values) if values else 0.0
+
+
+def _merge(into: dict[str, Any], artifacts: dict[str, str], metrics: Mapping[str, Any]) -> None:
+    for key, value in metrics.items():
+        if isinstance(value, bool):
+            into[key] = value if key == "timeout" else float(value)
+        elif _number(value):
+            if key != "error":
+                into[key] = value
+        elif isinstance(value, str) and value:
+            artifacts[key] = value
+
+
+class TaskEvaluator(BaseEvaluator):
+    """Scores programs for one task through a sandbox backend."""
+
+    def __init__(
+        self,
+        task: Task,
+        backend: SandboxBackend,
+        *,
+        run_id: str | None = None,
+        limits: Limits | None = None,
+        close_backend: bool = True,
+    ) -> None:
+        self.task = task
+        self.backend = backend
+        self.run_id = run_id
+        self.limits = limits or task.card.limits.to_limits()
+        self.close_backend = close_backend
+        suffix = Path(task.card.initial_program).suffix or ".py"
+        self.candidate_filename = f"program{suffix}"
+        self._prewarmed = False
+
+    def job(self, stage: CascadeStage, code: str, labels: Mapping[str, str] | None = None) -> Job:
+        card = self.task.card
+        all_labels = dict(labels or {})
+        if self.run_id:
+            all_labels["galapagos.run"] = self.run_id
+        return Job(
+            mode=card.mode,
+            function=stage.function,
+            candidate=code,
+            files=self.task.files,
+            evaluator_module=self.task.evaluator_module,
+            candidate_filename=self.candidate_filename,
+            limits=self.limits,
+            image=card.image,
+            preload=tuple(card.preload),
+            labels=all_labels,
+        )
+
+    async def prewarm(self) -> None:
+        """Ask the backend to pre-start containers for this task (no-op if it cannot)."""
+        self._prewarmed = True
+        prewarm = getattr(self.backend, "prewarm", None)
+        if prewarm is not None:
+            await prewarm(self.job(self.task.card.stages[0], ""))
+
+    async def evaluate(self, code: str, *, program_id: str, iteration: int) -> EvalResult:
+        if not self._prewarmed:
+            await self.prewarm()
+        merged: dict[str, Any] = {}
+        artifacts: dict[str, str] = {}
+        summaries: list[dict[str, Any]] = []
+        total = 0.0
+        stages = self.task.card.stages
+        for stage in stages:
+            labels = {
+                "galapagos.program": program_id,
+                "galapagos.iteration": str(iteration),
+                "galapagos.stage": stage.function,
+            }
+            result = await self.backend.run(self.job(stage, code, labels))
+            total += result.duration_s
+            summary: dict[str, Any] = {
+                "stage": stage.function,
+                "status": result.status,
+                "duration_s": result.duration_s,
+            }
+            if result.status != "ok" or is_failure(result.metrics, result.artifacts):
+                summaries.append({**summary, "passed": False})
+                return self._failed(stage, result, merged, artifacts, summaries, total)
+            _merge(merged, artifacts, result.metrics)
+            artifacts.update(result.artifacts)
+            score = stage_score(result.metrics)
+            passed = stage.threshold is None or score >= stage.threshold
+            summaries.append({**summary, "score": score, "passed": passed})
+            if not passed and stage is not stages[-1]:
+                artifacts["failure_stage"] = stage.function
+                artifacts["cascade_stop"] = (
+                    f"{stage.function} scored {score:.6g}, below its threshold "
+                    f"{stage.threshold:.6g}; later stages did not run"
+                )
+                return EvalResult(
+                    status="ok",
+                    metrics=merged,
+                    artifacts=artifacts,
+                    duration_s=total,
+                    failed_stage=stage.function,
+                    stages=tuple(summaries),
+                )
+        return EvalResult(
+            status="ok",
+            metrics=merged,
+            artifacts=artifacts,
+            duration_s=total,
+            stderr_tail=result.stderr_tail,
+            stages=tuple(summaries),
+        )
+
+    @staticmethod
+    def _failed(
+        stage: CascadeStage,
+        result: EvalResult,
+        merged: dict[str, Any],
+        artifacts: dict[str, str],
+        summaries: list[dict[str, Any]],
+        total: float,
+    ) -> EvalResult:
+        metrics = dict(merged)
+        _merge(metrics, artifacts, result.metrics)
+        artifacts = {**artifacts, **result.artifacts, "failure_stage": stage.function}
+        # Whatever earlier stages said, a failed stage makes the whole result a failure; an
+        # "ok" result the evaluator itself marked failed (score 0 with an error) is "invalid".
+        metrics.update(validity=0.0, combined_score=0.0)
+        status = "invalid" if result.status == "ok" else result.status
+        if result.timed_out or result.status == "timeout":
+            metrics["timeout"] = True
+        if not artifacts.get("error"):
+            artifacts["error"] = result.error or result.status
+        return dataclasses.replace(
+            result,
+            status=status,
+            metrics=metrics,
+            artifacts=artifacts,
+            duration_s=total,
+            failed_stage=stage.function,
+            stages=tuple(summaries),
+        )
+
+    async def aclose(self) -> None:
+        if self.close_backend:
+            await self.backend.aclose()

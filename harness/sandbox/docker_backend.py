@@ -1,0 +1,374 @@
+"""``DockerBackend``: every job in its own fresh, hardened container, never reused.
+
+One job = create → attach → start → ``ready`` → job frame → result frame → remove.  With the
+warm pool the first four steps happened before the job existed.  A monotonic host deadline
+(``wall_s`` + grace, counted from the moment the job is sent) kills the whole container; the
+result says why a job ended: ok/invalid from the runner's document, else timeout, oom
+(``State.OOMKilled``), output_limit, crash (exit code, stderr tail) or invalid_result.
+Removal of a finished container happens in the background, off the critical path; ``aclose``
+waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+import time
+import uuid
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import docker
+import docker.errors
+import requests.exceptions
+from docker.models.containers import Container
+from galapagos_sandbox.wire import WireError
+
+from harness.core.errors import SandboxError, SandboxUnavailable
+from harness.core.records import EvalResult
+from harness.sandbox import images, ownership
+from harness.sandbox.attach import AttachedStream, OutputLimitExceeded
+from harness.sandbox.hardening import (
+    CANDIDATE_UID,
+    TRUSTED_DIR,
+    ContainerSpec,
+    create_hardened_container,
+    minimal_env,
+)
+from harness.sandbox.jobs import FRAME_SLACK, encode_job, failure_result, result_from_document
+from harness.sandbox.jobs import runner_config as make_runner_config
+from harness.sandbox.pool import PoolKey, WarmPool
+from harness.sandbox.protocol import Job
+
+__all__ = ["DockerBackend"]
+
+log = logging.getLogger(__name__)
+
+HOST_GRACE_S = 2.0
+REMOVE_DELAY_S = 0.05
+STARTUP_S = 60.0
+#: -P: no script dir on sys.path; -s/-S: no user or site packages (PYTHONPATH has everything,
+#: and skipping site saves start-up time in every container).
+PYTHON_FLAGS = ("-P", "-s", "-S")
+IMAGE_PYTHONPATH = f"{images.RUNTIME}:{images.SITE}"
+
+
+@dataclass
+class _Started:
+    container: Container
+    stream: AttachedStream
+
+
+def default_pool_size() -> int:
+    return min(8, 2 * (os.cpu_count() or 1))
+
+
+class DockerBackend:
+    """Runs each job in a fresh hardened container (see :mod:`harness.sandbox.hardening`).
+
+    ``pool_size`` warm containers per job shape (default ``min(8, 2 × cores)``, 0 disables the
+    pool) are kept by ``pool_creators`` threads; at most ``max_parallel`` jobs run at once.
+    ``reap`` removes containers of dead owners at start-up; ``build`` builds a missing image on
+    first use; ``runtime`` selects the OCI runtime (``"runsc"`` for gVisor).  Raises
+    :class:`~harness.core.errors.SandboxUnavailable` when the engine is not reachable.
+    """
+
+    name = "docker"
+
+    def __init__(
+        self,
+        *,
+        client: docker.DockerClient | None = None,
+        pool_size: int | None = None,
+        pool_creators: int = 4,
+        max_parallel: int = 32,
+        reap: bool = True,
+        build: bool = True,
+        runtime: str | None = None,
+    ) -> None:
+        try:
+            self.client = client or docker.from_env(timeout=120, max_pool_size=64)
+            self.client.ping()
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise SandboxUnavailable(
+                f"the Docker engine is not reachable ({exc}); start it with "
+                "`bash scripts/docker-engine.sh`"
+            ) from exc
+        self.runtime = runtime
+        self.build = build
+        self._build_lock = threading.Lock()
+        self.owner = ownership.owner_id()
+        self.instance = uuid.uuid4().hex[:12]
+        self.reaped = ownership.reap_orphans(self.client) if reap else []
+        self._recipes = images.load_recipes()
+        self._tags: dict[str, str] = {}
+        self._executor = ThreadPoolExecutor(max_parallel, thread_name_prefix="galapagos-job")
+        self._remover = ThreadPoolExecutor(2, thread_name_prefix="galapagos-rm")
+        self._removals: set[Future[None]] = set()
+        self._live: dict[str, Container] = {}
+        #: Ids of the most recent containers this backend created (for tests and debugging).
+        self.history: deque[str] = deque(maxlen=10_000)
+        self._lock = threading.Lock()
+        self._closed = False
+        size = default_pool_size() if pool_size is None else pool_size
+        self.pool: WarmPool[_Started] | None = (
+            WarmPool(self._start, self._discard, size=size, creators=pool_creators)
+            if size > 0
+            else None
+        )
+
+    # -- public API --------------------------------------------------------------------------
+
+    async def run(self, job: Job) -> EvalResult:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._run_sync, job)
+
+    async def prewarm(self, job: Job) -> None:
+        """Start filling the warm pool for jobs shaped like ``job`` (does not wait for it)."""
+        if self.pool is not None:
+            # Resolving the image may build it: keep that off the event loop.
+            key = await asyncio.get_running_loop().run_in_executor(self._executor, self._key, job)
+            self.pool.want(key)
+
+    async def aclose(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    def close(self) -> None:
+        """Stop the pool and remove every container this backend created (blocking)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.pool is not None:
+            self.pool.close()
+        self._executor.shutdown(wait=True)
+        with self._lock:
+            pending = list(self._removals)
+        for fut in pending:
+            with contextlib.suppress(Exception):
+                fut.result(timeout=120)
+        self._remover.shutdown(wait=True)
+        with self._lock:
+            leftovers = list(self._live.values())
+        ownership.remove_containers(leftovers)
+        # Belt and braces: anything carrying this backend's label, however it escaped tracking.
+        with contextlib.suppress(docker.errors.APIError, requests.exceptions.RequestException):
+            stray = self.client.containers.list(
+                ignore_removed=True,
+                all=True,
+                filters={"label": f"{ownership.BACKEND_LABEL}={self.instance}"},
+            )
+            ownership.remove_containers(stray)
+
+    # -- containers --------------------------------------------------------------------------
+
+    def image_tag(self, name: str) -> str:
+        """Tag of image ``name``, built first if missing and ``build`` was allowed."""
+        with self._build_lock:
+            if name not in self._tags:
+                tag = images.image_tag(name, self._recipes)
+                if not images.image_present(self.client, tag):
+                    if not self.build:
+                        raise SandboxUnavailable(
+                            f"sandbox image {tag} is not built; run `galapagos sandbox build`"
+                        )
+                    log.info("building sandbox image %s (first use)", tag)
+                    images.build_images([name], client=self.client, progress=log.info)
+                self._tags[name] = tag
+            return self._tags[name]
+
+    def _key(self, job: Job) -> PoolKey:
+        return PoolKey(
+            self.image_tag(job.image),
+            tuple(job.preload),
+            job.limits,
+            job.labels.get(ownership.RUN_LABEL),
+        )
+
+    def _labels(self, key: PoolKey, extra: dict[str, str]) -> dict[str, str]:
+        labels = {
+            **extra,
+            ownership.LABEL: "1",
+            ownership.OWNER_LABEL: self.owner,
+            ownership.BACKEND_LABEL: self.instance,
+            ownership.ROLE_LABEL: "eval",
+        }
+        if key.run:
+            labels[ownership.RUN_LABEL] = key.run
+        return labels
+
+    def _start(self, key: PoolKey, extra_labels: dict[str, str] | None = None) -> _Started:
+        """Create, attach, start and wait for ``ready``: a container waiting for its job."""
+        cfg = make_runner_config(
+            key.limits,
+            key.preload,
+            uid=CANDIDATE_UID,
+            gid=CANDIDATE_UID,
+            workdir="/tmp",
+            trusted_dir=TRUSTED_DIR,
+            container=True,
+            compat_path=images.COMPAT,
+            python="/usr/bin/python3",
+            python_flags=PYTHON_FLAGS,
+        )
+        spec = ContainerSpec(
+            image=key.image,
+            command=(
+                "/usr/bin/python3",
+                *PYTHON_FLAGS,
+                "-m",
+                "galapagos_sandbox.runner",
+                cfg.to_json(),
+            ),
+            limits=key.limits,
+            labels=self._labels(key, extra_labels or {}),
+            env=minimal_env(pythonpath=IMAGE_PYTHONPATH),
+            name=f"galapagos-{self.instance}-{uuid.uuid4().hex[:10]}",
+            runtime=self.runtime,
+        )
+        container = create_hardened_container(self.client, spec)
+        with self._lock:
+            self._live[container.id] = container
+            self.history.append(container.id)
+        stream = None
+        try:
+            stream = AttachedStream.open(
+                self.client, container, max_frame=key.limits.output_bytes + FRAME_SLACK
+            )
+            container.start()
+            frame = stream.recv_frame(time.monotonic() + STARTUP_S)
+            if frame is None or frame[0].get("kind") != "ready":
+                raise SandboxError(
+                    f"the sandbox runner in {key.image} did not start: {stream.stderr_tail[-500:]}"
+                )
+            return _Started(container, stream)
+        except (
+            TimeoutError,
+            WireError,
+            docker.errors.APIError,
+            requests.exceptions.RequestException,
+            OSError,
+        ) as exc:
+            self._discard(_Started(container, stream) if stream else container)
+            raise SandboxError(f"could not start a sandbox container: {exc}") from exc
+        except BaseException:
+            self._discard(_Started(container, stream) if stream else container)
+            raise
+
+    def _discard(self, item: _Started | Container) -> None:
+        """Remove a container in the background (never reused)."""
+        started = item if isinstance(item, _Started) else None
+        container = started.container if started else item
+        if started:
+            started.stream.close()
+        fut = self._remover.submit(self._remove, container)
+        with self._lock:
+            self._removals.add(fut)
+        fut.add_done_callback(self._removal_done)
+
+    def _removal_done(self, fut: Future[None]) -> None:
+        with self._lock:
+            self._removals.discard(fut)
+
+    def _remove(self, container: Container) -> None:
+        if not self._closed:
+            time.sleep(REMOVE_DELAY_S)  # let the job's caller run first; removal is not urgent
+        ownership.remove_containers([container])
+        with self._lock:
+            self._live.pop(container.id, None)
+
+    # -- one job -----------------------------------------------------------------------------
+
+    def _run_sync(self, job: Job) -> EvalResult:
+        if self._closed:
+            raise SandboxError("the Docker sandbox backend is closed")
+        key = self._key(job)
+        started = None
+        if self.pool is not None:
+            started = self.pool.take(key)
+            if started is not None and started.stream.at_eof():
+                self._discard(started)  # its runner died while waiting: never hand it out
+                started = None
+        t0 = time.monotonic()
+        if started is None:
+            started = self._start(
+                key, {k: v for k, v in job.labels.items() if k.startswith("galapagos.")}
+            )
+        try:
+            return self._exchange(started, job, t0)
+        finally:
+            self._discard(started)
+
+    def _exchange(self, started: _Started, job: Job, t0: float) -> EvalResult:
+        stream, container = started.stream, started.container
+        elapsed = lambda: time.monotonic() - t0  # noqa: E731
+        budget = job.limits.wall_s
+        try:
+            sent = time.monotonic()
+            stream.send(encode_job(job), deadline=sent + budget + HOST_GRACE_S)
+            frame = stream.recv_frame(sent + budget + HOST_GRACE_S)
+        except TimeoutError:
+            state = self._kill(container)
+            return failure_result(
+                "timeout",
+                f"the evaluation exceeded its {budget:g} s budget",
+                duration_s=elapsed(),
+                oom_killed=bool(state.get("OOMKilled")),
+                stderr_tail=stream.stderr_tail,
+            )
+        except OutputLimitExceeded as exc:
+            self._kill(container)
+            return failure_result(
+                "output_limit", str(exc), duration_s=elapsed(), stderr_tail=stream.stderr_tail
+            )
+        except WireError as exc:
+            self._kill(container)
+            return failure_result(
+                "invalid_result",
+                f"unreadable result: {exc}",
+                duration_s=elapsed(),
+                stderr_tail=stream.stderr_tail,
+            )
+        except OSError:
+            frame = None  # the socket broke: the container is gone
+        if frame is None or frame[0].get("kind") != "result":
+            return self._died(container, stream, elapsed())
+        return result_from_document(frame[0], duration_s=elapsed())
+
+    def _state(self, container: Container, wait_s: float) -> dict[str, Any]:
+        with contextlib.suppress(requests.exceptions.RequestException, docker.errors.APIError):
+            container.wait(timeout=wait_s)
+        try:
+            container.reload()
+        except (docker.errors.APIError, requests.exceptions.RequestException):
+            return {}
+        return dict(container.attrs.get("State") or {})
+
+    def _kill(self, container: Container) -> dict[str, Any]:
+        with contextlib.suppress(docker.errors.APIError, requests.exceptions.RequestException):
+            container.kill()
+        return self._state(container, wait_s=10.0)
+
+    def _died(self, container: Container, stream: AttachedStream, duration: float) -> EvalResult:
+        state = self._state(container, wait_s=10.0)
+        code = state.get("ExitCode")
+        if state.get("OOMKilled"):
+            return failure_result(
+                "oom",
+                "the container exceeded its memory limit",
+                duration_s=duration,
+                exit_code=code,
+                oom_killed=True,
+                stderr_tail=stream.stderr_tail,
+            )
+        return failure_result(
+            "crash",
+            f"the sandbox runner exited (code {code}) without a result",
+            duration_s=duration,
+            exit_code=code,
+            stderr_tail=stream.stderr_tail,
+        )

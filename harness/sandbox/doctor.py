@@ -1,0 +1,231 @@
+"""Sandbox health checks: engine, images, limit support, and canary candidates.
+
+Fail closed (as codejail advises): a canary that escapes or is mis-scored means the sandbox
+must not be trusted.  Each :class:`Check` says what was tested, whether it passed and, if not,
+what to do about it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import docker
+import docker.errors
+import requests.exceptions
+
+from harness.core.errors import HarnessError
+from harness.core.records import EvalResult
+from harness.sandbox import images
+from harness.sandbox.protocol import Job, Limits
+
+__all__ = ["Check", "run_checks"]
+
+CANARY_EVALUATOR = b"""
+def evaluate(candidate):
+    return {"combined_score": float(candidate.call("solve"))}
+"""
+#: name → (candidate source, expected statuses, what the check guards, extra check on result)
+CANARY_LIMITS = Limits(wall_s=3.0, memory_mb=128, pids=32, output_bytes=64 * 1024, tmpfs_mb=16)
+
+
+def _stdout(result: EvalResult) -> str:
+    return result.artifacts.get("stdout_tail", "")
+
+
+def _program(body: str, imports: str = "") -> str:
+    return f"{imports}\ndef solve():\n" + textwrap.indent(textwrap.dedent(body), "    ")
+
+
+CANARIES: dict[str, tuple[str, set[str], str, Callable[[EvalResult], bool]]] = {
+    "honest": (
+        _program("return 0.5"),
+        {"ok"},
+        "a correct program scores",
+        lambda r: r.metrics.get("combined_score") == 0.5,
+    ),
+    "timeout": (
+        _program("time.sleep(60)", "import time"),
+        {"timeout"},
+        "the wall-clock deadline kills a sleeper",
+        lambda r: r.timed_out,
+    ),
+    "memory": (
+        _program("x = bytearray(1 << 30)\nreturn 1.0"),
+        {"oom"},
+        "the memory limit stops a memory bomb",
+        lambda r: r.oom_killed,
+    ),
+    "network": (
+        _program(
+            """
+            try:
+                socket.create_connection(('1.1.1.1', 53), timeout=1)
+                print('NETWORK OPEN')
+            except OSError:
+                print('BLOCKED')
+            return 0.0
+            """,
+            "import socket",
+        ),
+        {"ok"},
+        "no network",
+        lambda r: "BLOCKED" in _stdout(r),
+    ),
+    "identity": (
+        _program(
+            """
+            status = dict(line.split(':', 1) for line in open('/proc/self/status'))
+            print('uid', os.getuid(), 'caps', status['CapEff'].strip())
+            try:
+                open('/usr/pwned', 'w')
+                print('ROOT WRITABLE')
+            except OSError:
+                pass
+            return 0.0
+            """,
+            "import os",
+        ),
+        {"ok"},
+        "non-root, no capabilities, read-only root",
+        lambda r: (
+            "caps 0000000000000000" in _stdout(r)
+            and "uid 0 " not in _stdout(r)
+            and "WRITABLE" not in _stdout(r)
+        ),
+    ),
+    "fork": (
+        _program(
+            """
+            n = 0
+            try:
+                for _ in range(1000):
+                    if os.fork() == 0:
+                        time.sleep(30)
+                        os._exit(0)
+                    n += 1
+            except OSError:
+                pass
+            return float(n)
+            """,
+            "import os, time",
+        ),
+        {"ok"},
+        "the pids limit stops a fork bomb",
+        lambda r: r.metrics.get("combined_score", 1000) < CANARY_LIMITS.pids,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    remedy: str = ""
+
+
+def _engine_checks(client: docker.DockerClient) -> list[Check]:
+    info = client.info()
+    checks = [
+        Check(
+            "engine",
+            True,
+            f"Docker {info.get('ServerVersion')}, cgroup "
+            f"v{info.get('CgroupVersion', '1')}, runtimes "
+            f"{', '.join(sorted(info.get('Runtimes', {})))}",
+        )
+    ]
+    for flag, what in (
+        ("MemoryLimit", "memory"),
+        ("SwapLimit", "swap"),
+        ("PidsLimit", "pids"),
+        ("CPUCfsQuota", "CPU quota"),
+    ):
+        supported = info.get(flag, True)
+        checks.append(
+            Check(
+                f"limit:{what}",
+                bool(supported),
+                "supported" if supported else "not supported by this engine",
+                ""
+                if supported
+                else "enable the cgroup controller for "
+                f"{what} in the kernel/engine (see docs/sandbox.md)",
+            )
+        )
+    missing = images.missing_images(client, ["python-eval"])
+    checks.append(
+        Check(
+            "images",
+            not missing,
+            "all built" if not missing else f"missing: {', '.join(missing)}",
+            "" if not missing else "run `galapagos sandbox build`",
+        )
+    )
+    return checks
+
+
+async def _canaries() -> list[Check]:
+    from harness.sandbox.docker_backend import DockerBackend
+
+    backend = DockerBackend(pool_size=0, build=False)
+    checks = []
+    try:
+        for name, (source, statuses, what, extra) in CANARIES.items():
+            job = Job(
+                mode="sealed",
+                function="evaluate",
+                candidate=source,
+                files={"evaluator.py": CANARY_EVALUATOR},
+                limits=CANARY_LIMITS,
+            )
+            result = await backend.run(job)
+            ok = result.status in statuses and extra(result)
+            detail = f"{what}: status {result.status}" + ("" if ok else f" ({result.error})")
+            checks.append(
+                Check(
+                    f"canary:{name}",
+                    ok,
+                    detail,
+                    ""
+                    if ok
+                    else "the sandbox is not containing candidates; do not run "
+                    "untrusted code until this passes (see docs/sandbox.md)",
+                )
+            )
+    finally:
+        await backend.aclose()
+    return checks
+
+
+def run_checks(*, canaries: bool = True) -> list[Check]:
+    """Every check, in order; stops early when the engine or images are not usable."""
+    try:
+        client = docker.from_env(timeout=60)
+        client.ping()
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        return [
+            Check(
+                "engine",
+                False,
+                f"not reachable ({exc})",
+                "start it with `bash scripts/docker-engine.sh`",
+            )
+        ]
+    try:
+        checks = _engine_checks(client)
+    except (docker.errors.APIError, requests.exceptions.RequestException, HarnessError) as exc:
+        return [
+            Check(
+                "engine",
+                False,
+                f"engine query failed ({exc})",
+                "check `docker info`; restart with `bash scripts/docker-engine.sh`",
+            )
+        ]
+    if canaries and all(c.ok for c in checks):
+        checks += asyncio.run(_canaries())
+    return checks

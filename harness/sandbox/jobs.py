@@ -1,0 +1,151 @@
+"""Host side of the job protocol: Job → frame, runner config, result document → EvalResult.
+
+The result document comes from inside a container, so it is re-checked here with the same
+schema the runner applies (size is capped by the reader, numbers must be finite, string metrics
+only for error-like keys) before it becomes an :class:`~harness.core.records.EvalResult`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, cast, get_args
+
+from galapagos_sandbox.config import RunnerConfig
+from galapagos_sandbox.schema import ResultError, clean_text, normalize_result, tail
+from galapagos_sandbox.wire import encode_frame
+
+from harness.core.records import EvalResult, EvalStatus
+from harness.sandbox.protocol import Job, Limits
+
+__all__ = [
+    "STATUSES",
+    "encode_job",
+    "failure_result",
+    "result_from_document",
+    "runner_config",
+]
+
+STATUSES = frozenset(get_args(EvalStatus))
+#: The host reads at most this much beyond the result cap (frame overhead, runner messages).
+FRAME_SLACK = 64 * 1024
+TAIL_CHARS = 4000
+
+
+def runner_config(limits: Limits, preload: tuple[str, ...], **where: Any) -> RunnerConfig:
+    """The runner's start-up config for these limits; ``where`` sets paths/uid/container."""
+    return RunnerConfig(
+        preload=tuple(preload),
+        wall_s=limits.wall_s,
+        output_bytes=limits.output_bytes,
+        nofile=limits.nofile,
+        fsize_mb=limits.fsize_mb,
+        **where,
+    )
+
+
+def encode_job(job: Job) -> bytes:
+    files, parts, offset = [], [], 0
+    for name, data in job.files.items():
+        files.append([name, offset, len(data)])
+        parts.append(bytes(data))
+        offset += len(data)
+    header = {
+        "kind": "job",
+        "mode": job.mode,
+        "function": job.function,
+        "evaluator_module": job.evaluator_module,
+        "candidate": job.candidate,
+        "candidate_filename": job.candidate_filename,
+        "wall_s": job.limits.wall_s,
+        "env": dict(job.env),
+        "files": files,
+    }
+    return encode_frame(header, b"".join(parts))
+
+
+def failure_result(
+    status: EvalStatus,
+    error: str,
+    *,
+    duration_s: float = 0.0,
+    exit_code: int | None = None,
+    oom_killed: bool = False,
+    output_truncated: bool = False,
+    stderr_tail: str = "",
+    stdout_tail: str = "",
+    traceback: str = "",
+) -> EvalResult:
+    """A failed evaluation whose metrics satisfy :func:`harness.core.scoring.is_failure`."""
+    metrics: dict[str, Any] = {"combined_score": 0.0, "validity": 0.0}
+    if status == "timeout":
+        metrics["timeout"] = True
+    artifacts = {"error": clean_text(error) or status, "failure_reason": status}
+    if traceback:
+        artifacts["traceback"] = clean_text(tail(traceback, TAIL_CHARS))
+    if stdout_tail:
+        artifacts["stdout_tail"] = clean_text(tail(stdout_tail, TAIL_CHARS))
+    return EvalResult(
+        status=status,
+        metrics=metrics,
+        artifacts=artifacts,
+        duration_s=duration_s,
+        exit_code=exit_code,
+        timed_out=status == "timeout",
+        oom_killed=oom_killed or status == "oom",
+        output_truncated=output_truncated or status == "output_limit",
+        stderr_tail=clean_text(tail(stderr_tail, TAIL_CHARS)),
+    )
+
+
+def _text(doc: Mapping[str, Any], key: str) -> str:
+    value = doc.get(key, "")
+    return clean_text(tail(value, TAIL_CHARS)) if isinstance(value, str) else ""
+
+
+def result_from_document(doc: Mapping[str, Any], *, duration_s: float) -> EvalResult:
+    """Validate the runner's result document and turn it into an EvalResult."""
+    raw_status = doc.get("status")
+    if raw_status not in STATUSES:
+        return failure_result(
+            "invalid_result", f"result has unknown status {raw_status!r:.40}", duration_s=duration_s
+        )
+    status = cast(EvalStatus, raw_status)
+    stdout_tail, stderr_tail = _text(doc, "stdout_tail"), _text(doc, "stderr_tail")
+    # An escaped CandidateBadOutput is "invalid" without metrics: a failure like the others.
+    if status not in ("ok", "invalid") or (status == "invalid" and "metrics" not in doc):
+        code = doc.get("exit_code")
+        return failure_result(
+            status,
+            _text(doc, "error") or status,
+            duration_s=duration_s,
+            exit_code=code if type(code) is int else None,
+            stdout_tail=stdout_tail,
+            stderr_tail=stderr_tail,
+            traceback=_text(doc, "traceback"),
+        )
+    metrics, artifacts = doc.get("metrics"), doc.get("artifacts")
+    if not isinstance(metrics, dict) or not isinstance(artifacts, dict):
+        return failure_result("invalid_result", "result without metrics", duration_s=duration_s)
+    try:
+        metrics, artifacts = normalize_result({**metrics, "artifacts": artifacts})
+    except ResultError as exc:
+        return failure_result(
+            "invalid_result", str(exc), duration_s=duration_s, stderr_tail=stderr_tail
+        )
+    validity = metrics.get("validity")
+    if isinstance(validity, int | float) and not isinstance(validity, bool):
+        status = "invalid" if validity in (0, -1) else "ok"
+    if "combined_score" in metrics and not math.isfinite(float(metrics["combined_score"])):
+        return failure_result(
+            "invalid_result", "combined_score is not finite", duration_s=duration_s
+        )
+    if stdout_tail:
+        artifacts.setdefault("stdout_tail", stdout_tail)
+    return EvalResult(
+        status=status,
+        metrics=metrics,
+        artifacts=artifacts,
+        duration_s=duration_s,
+        stderr_tail=stderr_tail,
+    )

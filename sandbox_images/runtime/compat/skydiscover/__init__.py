@@ -1,0 +1,1 @@
+"""Compat shim: just enough of ``skydiscover`` for its evaluators to import unchanged."""

@@ -1,0 +1,281 @@
+"""The trusted runner: one job per process, result as one frame on stdout.
+
+Start-up (before any job exists): import the preload modules, fork the confined candidate
+process, write a ``ready`` frame.  Then read exactly one ``job`` frame from stdin, run it, write
+exactly one ``result`` frame, kill every candidate process and exit.  A watchdog writes a
+``timeout`` result if the job outlives its budget, so a hung evaluator still yields a reason.
+
+Sealed jobs: the task files go to a root-only directory, the evaluator is imported here and
+called with a :class:`~galapagos_sandbox.candidate.Candidate`.  Compat jobs: the whole
+evaluator runs in the candidate process (see :mod:`galapagos_sandbox.worker`).
+
+Usage: ``python3 -P -s -m galapagos_sandbox.runner '<RunnerConfig JSON>'``.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import os
+import sys
+import threading
+import time
+import types
+
+from galapagos_sandbox.candidate import Candidate, CandidateProcess
+from galapagos_sandbox.config import RunnerConfig
+from galapagos_sandbox.errors import CandidateError
+from galapagos_sandbox.result import EvaluationResult
+from galapagos_sandbox.schema import ResultError, clean_text, normalize_result, tail
+from galapagos_sandbox.wire import WireError, encode_frame, read_frame, write_all
+from galapagos_sandbox.worker import install_site_builtins
+
+# typing costs milliseconds of container start-up; annotations are strings anyway.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["main"]
+
+#: Seconds the evaluator gets past the budget to handle a CandidateTimeout before the watchdog.
+WATCHDOG_GRACE_S = 0.25
+_TB_CHARS = 4000
+
+
+def _format_exc() -> str:
+    import traceback  # only on the failure path: it is slow to import
+
+    return traceback.format_exc()
+
+
+class Runner:
+    def __init__(self, cfg: RunnerConfig) -> None:
+        self.cfg = cfg
+        self.process = CandidateProcess(cfg)
+        self.started = time.monotonic()
+        self._emitted = False
+        self._lock = threading.Lock()
+        #: Seconds since job receipt at each phase (reported, for benchmarks and debugging).
+        self.timings: dict[str, float] = {}
+        self._budget = cfg.wall_s
+        self._job_started = threading.Event()
+        self._done = threading.Event()
+
+    # -- output ------------------------------------------------------------------------------
+
+    def _mark(self, phase: str) -> None:
+        self.timings[phase] = round(time.monotonic() - self.started, 6)
+
+    def emit(self, doc: dict[str, Any]) -> bool:
+        """Write the one result frame; later calls are ignored (returns False)."""
+        with self._lock:
+            if self._emitted:
+                return False
+            self._emitted = True
+        cap = self.process.capture
+        cap.settle()
+        doc.update(
+            kind="result",
+            duration_s=round(time.monotonic() - self.started, 6),
+            calls=self.process.calls,
+            spawns=self.process.spawns,
+            output_bytes=cap.total,
+            stdout_tail=cap.text("stdout"),
+            stderr_tail=cap.text("stderr"),
+            timings=self.timings,
+        )
+        frame = encode_frame(doc)
+        if len(frame) > self.cfg.output_bytes:
+            doc["artifacts"] = {"artifacts_truncated": "true"}
+            doc["stdout_tail"] = tail(doc["stdout_tail"], 1024)
+            doc["stderr_tail"] = tail(doc["stderr_tail"], 1024)
+            frame = encode_frame(doc)
+            if len(frame) > self.cfg.output_bytes:
+                frame = encode_frame(
+                    {
+                        "kind": "result",
+                        "status": "output_limit",
+                        "error": "the result exceeds the output cap",
+                    }
+                )
+        write_all(1, frame)
+        return True
+
+    def finish(self, doc: dict[str, Any]) -> None:
+        self.emit(doc)
+        self.process.shutdown()
+        os._exit(0)
+
+    def _watchdog(self) -> None:
+        """Started before the job (thread start-up is off the critical path)."""
+        self._job_started.wait()
+        budget = self._budget
+        if self._done.wait(budget + WATCHDOG_GRACE_S):
+            return
+        if self.emit(
+            {"status": "timeout", "error": f"the evaluation exceeded its {budget:g} s budget"}
+        ):
+            self.process.kill()
+            os._exit(0)
+
+    # -- jobs --------------------------------------------------------------------------------
+
+    def _write_files(self, header: dict[str, Any], blob: bytearray, root: str) -> None:
+        for name, offset, size in header.get("files", []):
+            norm = os.path.normpath(name)
+            if os.path.isabs(norm) or norm.startswith(".."):
+                raise ValueError(f"task file name {name!r} leaves the task directory")
+            target = os.path.join(root, norm)
+            os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob[offset : offset + size])
+
+    @staticmethod
+    def _load_module(name: str, path: str) -> types.ModuleType:
+        """Import the evaluator from its file (straight, without a sys.path search)."""
+        with open(path, "rb") as f:
+            source = f.read()
+        module = types.ModuleType(name)
+        module.__file__ = path
+        sys.modules[name] = module
+        exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - trusted evaluator
+        return module
+
+    def rehearse(self) -> None:
+        """Pay the job path's first-time costs (parser start-up, fresh pages) before ``ready``."""
+        scratch = os.path.join(self.cfg.trusted_dir, "rehearsal")
+        os.makedirs(scratch, mode=0o700, exist_ok=True)
+        self._write_files(
+            {"files": [["sub/evaluator.py", 0, len(_REHEARSAL)]]},
+            bytearray(_REHEARSAL.encode()),
+            scratch,
+        )
+        path = os.path.join(scratch, "sub", "evaluator.py")
+        module = self._load_module("_galapagos_rehearsal", path)
+        sys.modules.pop("_galapagos_rehearsal", None)
+        normalize_result(module.evaluate(None))
+        encode_frame({"kind": "result", "metrics": {"combined_score": 0.5}, "artifacts": {}})
+        os.unlink(path)
+        os.rmdir(os.path.dirname(path))
+        os.rmdir(scratch)
+
+    def _sealed(self, header: dict[str, Any], blob: bytearray) -> dict[str, Any]:
+        taskdir = os.path.join(self.cfg.trusted_dir, "task")
+        os.makedirs(taskdir, mode=0o700, exist_ok=True)
+        self._write_files(header, blob, taskdir)
+        self._mark("files")
+        os.environ.update({str(k): str(v) for k, v in (header.get("env") or {}).items()})
+        sys.path.insert(0, taskdir)  # for the evaluator's own helper modules
+        name = str(header.get("evaluator_module", "evaluator"))
+        module = self._load_module(name, os.path.join(taskdir, f"{name}.py"))
+        self._mark("evaluator")
+        func = getattr(module, str(header.get("function")), None)
+        if func is None:
+            return {
+                "status": "error",
+                "error": f"the evaluator {name}.py has no function {header.get('function')!r}",
+            }
+        value = func(Candidate(self.process))
+        self._mark("evaluate")
+        return self._result(value)
+
+    def _compat(self, header: dict[str, Any], blob: bytearray) -> dict[str, Any]:
+        request = {
+            "op": "compat",
+            "function": header.get("function"),
+            "module": header.get("evaluator_module", "evaluator"),
+            "program": header.get("candidate", ""),
+            "program_filename": header.get("candidate_filename", "program.py"),
+            "files": header.get("files", []),
+            "env": header.get("env") or {},
+        }
+        answer = self.process.compat(request, bytes(blob))
+        if not (
+            isinstance(answer, dict)
+            and isinstance(answer.get("metrics"), dict)
+            and isinstance(answer.get("artifacts"), dict)
+        ):
+            raise ResultError("the compat evaluator's answer is not metrics plus artifacts")
+        return self._result(EvaluationResult(answer["metrics"], answer["artifacts"]))
+
+    def _result(self, value: Any) -> dict[str, Any]:
+        metrics, artifacts = normalize_result(value)
+        validity = metrics.get("validity")
+        status = "invalid" if type(validity) is not str and validity in (0, -1) else "ok"
+        return {"status": status, "metrics": metrics, "artifacts": artifacts}
+
+    def run(self) -> None:
+        frame = None
+        try:
+            frame = read_frame(0, max_frame=self.cfg.max_job_bytes)
+        except WireError as exc:
+            self.finish({"status": "error", "error": f"malformed job frame: {exc}"})
+        if frame is None:  # the host went away before sending a job (pool shutdown)
+            self.process.shutdown()
+            os._exit(0)
+        header, blob = frame
+        self.started = time.monotonic()
+        self._budget = float(header.get("wall_s") or self.cfg.wall_s)
+        self.process.deadline = self.started + self._budget
+        self._job_started.set()
+        self.process.source = str(header.get("candidate", ""))
+        self.process.filename = os.path.basename(str(header.get("candidate_filename")))
+        if header.get("mode") != "compat":
+            self.process.send_source()  # the child compiles it while we import the evaluator
+        try:
+            if header.get("mode") == "compat":
+                doc = self._compat(header, blob)
+            else:
+                doc = self._sealed(header, blob)
+        except CandidateError as exc:
+            doc = {
+                "status": exc.status,
+                "error": clean_text(exc.message),
+                "traceback": clean_text(exc.traceback),
+                "exit_code": getattr(exc, "exit_code", None),
+            }
+        except ResultError as exc:
+            doc = {"status": "invalid_result", "error": str(exc)}
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken evaluator is data
+            doc = {
+                "status": "crash",
+                "error": clean_text(f"the evaluator raised {type(exc).__name__}: {exc}"[:2000]),
+                "traceback": clean_text(_format_exc()[-_TB_CHARS:]),
+            }
+        self._done.set()
+        self.finish(doc)
+
+
+_REHEARSAL = """
+import math
+def evaluate(candidate):
+    values = [math.sqrt(i) for i in range(100)]
+    return {"combined_score": sum(values) / len(values), "validity": 1.0, "note": "x"}
+"""
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    cfg = RunnerConfig.from_json(args[0])
+    install_site_builtins()
+    preload_errors = []
+    for name in cfg.preload:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - reported in the ready frame, job still runs
+            preload_errors.append(f"{name}: {type(exc).__name__}: {exc}")
+    runner = Runner(cfg)
+    # Objects that exist now are never collected: the collector would otherwise walk (and so
+    # copy-on-write) every page shared with the candidate process on its first pass.
+    gc.freeze()
+    runner.process.spawn(fresh_interpreter=False)
+    runner.process.ping()
+    runner.rehearse()
+    threading.Thread(target=runner._watchdog, name="watchdog", daemon=True).start()
+    write_all(1, encode_frame({"kind": "ready", "preload_errors": preload_errors}))
+    runner.run()
+
+
+if __name__ == "__main__":
+    main()

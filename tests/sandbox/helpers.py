@@ -1,0 +1,45 @@
+"""Small sealed evaluators and job builders shared by the sandbox tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.sandbox.protocol import Job, Limits
+
+#: Calls ``solve()`` and scores whatever number it returns; ``probe`` reports text as a metric.
+EVALUATOR = b"""
+from galapagos_sandbox import CandidateError
+
+def evaluate(candidate):
+    return {"combined_score": float(candidate.call("solve"))}
+
+def probe(candidate):
+    return {"combined_score": 0.0, "report": candidate.call("solve")}
+"""
+
+#: Small limits so that timeouts and memory bombs end quickly.
+SMALL = Limits(wall_s=3.0, memory_mb=192, pids=32, output_bytes=64 * 1024, tmpfs_mb=16, fsize_mb=4)
+
+
+def sealed_job(
+    candidate: str,
+    *,
+    function: str = "evaluate",
+    evaluator: bytes = EVALUATOR,
+    limits: Limits = SMALL,
+    **kw: Any,
+) -> Job:
+    return Job(
+        mode="sealed",
+        function=function,
+        candidate=candidate,
+        files={"evaluator.py": evaluator},
+        limits=limits,
+        **kw,
+    )
+
+
+def program(body: str, imports: str = "") -> str:
+    """A candidate whose ``solve()`` runs ``body`` (indented by the caller's convention)."""
+    lines = "\n".join("    " + line for line in body.strip("\n").splitlines())
+    return f"{imports}\ndef solve():\n{lines}\n"
