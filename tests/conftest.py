@@ -7,6 +7,15 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["harness.sandbox.pytest_plugin"]
+
+
+@pytest.fixture(autouse=True)
+def _docker_tests_leave_no_containers(request: pytest.FixtureRequest) -> None:
+    """Every test that uses Docker fails if it leaves one of this process's containers behind."""
+    if request.node.get_closest_marker("docker") is not None:
+        request.getfixturevalue("no_leaked_containers")
+
 
 @pytest.fixture(autouse=True)
 def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -185,7 +185,7 @@ class DockerTransport(ThreadedTransport):
 
     def _recv(self, deadline: float) -> dict[str, Any] | None:
         assert self.stream is not None
-        self.stream.stdout_bytes = 0  # the stream's output cap is per response, not per life
+        self.stream.reset_output_budget()
         frame = self.stream.recv_frame(deadline)
         return None if frame is None else frame[0]
 

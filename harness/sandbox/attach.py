@@ -54,6 +54,10 @@ class AttachedStream:
         params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
         return cls(client.api.attach_socket(container.id, params=params), max_frame=max_frame)
 
+    def reset_output_budget(self) -> None:
+        """Start a new stdout budget: on a long-lived channel the cap applies per response."""
+        self.stdout_bytes = 0
+
     # -- sending -----------------------------------------------------------------------------
 
     def send(self, data: bytes, deadline: float | None = None) -> None:
