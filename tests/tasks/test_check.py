@@ -3,6 +3,7 @@ the real sandbox runner (``local`` backend here; ``docker`` in test_check_docker
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import shutil
@@ -13,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
+from harness.core.records import EvalResult
 from harness.core.scoring import is_failure
 from harness.evaluation.check import (
     VARIANTS,
@@ -22,7 +24,8 @@ from harness.evaluation.check import (
     lying_source,
     variant_source,
 )
-from harness.evaluation.task import load_task
+from harness.evaluation.task import Task, load_task
+from harness.sandbox.protocol import Job
 
 from .conftest import FIXTURES, TASKS_DIR
 
@@ -120,17 +123,119 @@ async def test_unbalanced_markers_fail_the_files_check(tmp_path: Path) -> None:
 
 
 def test_card_without_best_known_source_fails_the_card_check(tmp_path: Path) -> None:
-    from harness.evaluation.check import _card_check
+    from harness.evaluation.check._static import card_check
 
     folder = _copy_task(tmp_path, "heilbronn_triangle")
     card = folder / "task.yaml"
     card.write_text(card.read_text().replace("metric: min_area_normalized\n", ""))
-    check = _card_check(load_task(folder))
+    check = card_check(load_task(folder))
     assert check.status == "fail" and "metric" in check.detail
 
 
 def test_compat_entry_point_is_inferred_from_the_evaluator() -> None:
     assert infer_entry_point(load_task(FIXTURES / "compat_task")) == "solve"
+
+
+# ---- scheduling and verdicts, through the evaluator seam (no sandbox) ------------------------
+
+
+HANGING = {"infinite_loop", "sleeps_past_budget"}
+
+
+class _FakeSandbox:
+    """Evaluator factory and backend in one: scores by a rule and records what it was asked.
+
+    The seed scores ``seed_status`` (0.5 when ok); every other program is rejected.  The probe
+    (the one job that bypasses the evaluators) reports ``scalars`` scalars.
+    """
+
+    name = "fake"
+
+    def __init__(self, task: Task, *, seed_status: str = "ok", scalars: int = 1) -> None:
+        self.seed = task.initial_program
+        self.seed_status = seed_status
+        self.scalars = scalars
+        self.started: list[str] = []
+        self.running: set[str] = set()
+        self.most_running = 0  # of the battery, the hanging variants aside
+        self.most_running_overall = 0
+
+    def factory(self, task: Task, backend: object) -> _FakeSandbox:
+        return self
+
+    async def evaluate(self, code: str, *, program_id: str, iteration: int) -> EvalResult:
+        label = program_id.removeprefix("check-")
+        self.started.append(label)
+        self.running.add(label)
+        self.most_running = max(self.most_running, len(self.running - HANGING))
+        self.most_running_overall = max(self.most_running_overall, len(self.running))
+        await asyncio.sleep(0.01)
+        self.running.discard(label)
+        if code == self.seed and self.seed_status == "ok":
+            return EvalResult("ok", {"combined_score": 0.5, "validity": 1.0, "value": 2.0})
+        if code == self.seed:
+            return EvalResult("crash", {"combined_score": 0.0, "validity": 0.0})
+        return EvalResult("invalid", {"combined_score": 0.0, "validity": 0.0, "error": "no"})
+
+    async def run(self, job: Job) -> EvalResult:
+        self.started.append("probe")
+        return EvalResult("ok", {"combined_score": 0.0, "scalars": self.scalars})
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def _fake_check(sandbox: _FakeSandbox, task: Task) -> CheckReport:
+    return await check_task(
+        task,
+        sandbox,
+        runs=2,
+        concurrency=2,
+        evaluator_factory=sandbox.factory,
+    )
+
+
+async def test_hanging_variants_start_before_the_rest() -> None:
+    """They last their whole budget whatever the load: started first (and outside the limit),
+    they overlap the battery."""
+    task = load_task("function_minimization")
+    sandbox = _FakeSandbox(task)
+    report = await _fake_check(sandbox, task)
+    assert report.ok, [c for c in report.checks if c.status == "fail"]
+    assert set(sandbox.started[:2]) == HANGING
+    # ... outside the concurrency limit, which still holds for everything else.
+    assert sandbox.most_running == 2 and sandbox.most_running_overall == 4
+    # The report keeps its documented order whatever order the jobs ran in.
+    names = [c.name for c in report.checks]
+    assert names[:4] == ["card", "files", "seed_evaluates", "deterministic"]
+    assert names[4:-1] == [f"rejects_{k}" for k in VARIANTS]
+    assert names[-1] == "recomputes_reported"
+
+
+async def test_lying_variant_runs_only_when_the_probe_finds_a_reported_scalar() -> None:
+    task = load_task("function_minimization")
+    found = _FakeSandbox(task, scalars=2)
+    lying = next(
+        c for c in (await _fake_check(found, task)).checks if c.name == "recomputes_reported"
+    )
+    assert lying.status == "pass" and lying.data["scalars"] == 2
+    assert found.started.index("lying") > found.started.index("probe")
+
+    arrays_only = _FakeSandbox(task, scalars=0)
+    report = await _fake_check(arrays_only, task)
+    lying = next(c for c in report.checks if c.name == "recomputes_reported")
+    assert lying.status == "skip" and "returns only arrays" in lying.detail
+    assert "lying" not in arrays_only.started
+
+
+async def test_failing_seed_skips_every_check_that_compares_with_it() -> None:
+    task = load_task("function_minimization")
+    report = await _fake_check(_FakeSandbox(task, seed_status="crash"), task)
+    status = _status(report)
+    assert status["seed_evaluates"] == "fail" and not report.ok
+    later = [c for c in report.checks if c.name not in ("card", "files", "seed_evaluates")]
+    assert len(later) == len(VARIANTS) + 2
+    assert all(c.status == "skip" and "does not evaluate" in c.detail for c in later)
 
 
 # ---- whole checks through the real runner (local backend) ------------------------------------
@@ -221,7 +326,7 @@ def test_failing_variant_reports_are_failures_by_the_predicate() -> None:
 async def test_file_probe_detects_a_backend_that_exposes_task_files(local_backend) -> None:
     """The probe has teeth: on the unisolated local backend it finds and reads evaluator.py,
     and the check would fail (which is why that check is skipped there)."""
-    from harness.evaluation.check import _variant_check
+    from harness.evaluation.check._verdicts import variant_check
     from harness.evaluation.driver import TaskEvaluator
 
     task = load_task("heilbronn_triangle")
@@ -232,5 +337,5 @@ async def test_file_probe_detects_a_backend_that_exposes_task_files(local_backen
     evaluator = TaskEvaluator(task, local_backend, close_backend=False)
     result = await evaluator.evaluate(code, program_id="probe", iteration=0)
     assert result.status == "ok" and not is_failure(result.metrics)
-    check = _variant_check("reads_task_files", result, seed_score=0.0)
+    check = variant_check("reads_task_files", result, seed_score=0.0)
     assert check.status == "fail" and "evaluator.py" in check.detail

@@ -27,7 +27,12 @@ NOTHING_REPORTED = {
 
 @pytest.fixture(scope="module")
 def docker_backend() -> Iterator[object]:
-    """One warm-pool Docker backend for the module; no container may outlive it."""
+    """One Docker backend for the module; no container may outlive it.
+
+    Without a warm pool: each check moves on to another task (another pool key) after about 20
+    jobs, so a pool would pre-start containers that no job takes, while the check already keeps
+    the CPUs busy starting the ones it needs.  The jobs and their containers are the same.
+    """
     import docker
 
     from harness.sandbox.docker_backend import DockerBackend
@@ -35,7 +40,7 @@ def docker_backend() -> Iterator[object]:
     from harness.sandbox.pytest_plugin import leftover_containers
 
     build_images(["python-eval"])
-    backend = DockerBackend()
+    backend = DockerBackend(pool_size=0)
     yield backend
     backend.close()
     left = leftover_containers(docker.from_env())

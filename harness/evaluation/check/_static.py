@@ -1,0 +1,142 @@
+"""The static checks of ``task check``: the card, the files, and what the entry point looks like.
+
+Nothing here runs code: the seed and the evaluator are only parsed (``ast``).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+
+from harness.evaluation.check._report import CheckResult
+from harness.evaluation.task import Task
+
+__all__ = ["card_check", "files_check", "infer_entry_point", "lie_precondition"]
+
+
+def _top_level_functions(source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    tree = ast.parse(source)
+    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+def _required_args(func: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    args = func.args
+    positional = len(args.posonlyargs) + len(args.args)
+    return positional - len(args.defaults)
+
+
+def infer_entry_point(task: Task) -> str | None:
+    """For a compat folder: a seed function the evaluator names (``program.run_packing()``)."""
+    if task.initial_program is None:
+        return None
+    try:
+        seed_funcs = _top_level_functions(task.initial_program)
+    except SyntaxError:
+        return None
+    evaluator = task.files.get(task.card.evaluator, b"").decode("utf-8", "replace")
+    called = re.findall(r"\.\s*([A-Za-z_]\w*)\s*\(", evaluator)
+    named = re.findall(r"""["']([A-Za-z_]\w*)["']""", evaluator)
+    for name in [*called, *named]:
+        if name in seed_funcs:
+            return name
+    return None
+
+
+def card_check(task: Task) -> CheckResult:
+    """``card``: the metric, the best known value and its source, validity rules, the prose."""
+    card = task.card
+    if card.mode == "compat":
+        return CheckResult(
+            "card",
+            "skip",
+            "compat folder: the card is synthesised (no metric, "
+            "no best-known value); add a task.yaml to check it",
+        )
+    problems = []
+    if not card.metric:
+        problems.append("no 'metric' (the metric holding the raw objective value)")
+    if card.best_known is None:
+        problems.append("no 'best_known' (value and source)")
+    else:
+        if not math.isfinite(card.best_known.value):
+            problems.append("best_known.value is not finite")
+        if not card.best_known.source.strip():
+            problems.append("best_known.source is empty")
+    if not card.validity.strip():
+        problems.append("no 'validity' rules (state the checks and tolerances)")
+    if not card.description.strip() or not card.objective.strip():
+        problems.append("empty description or objective")
+    if problems:
+        return CheckResult("card", "fail", "; ".join(problems))
+    bk = card.best_known
+    assert bk is not None
+    return CheckResult(
+        "card",
+        "pass",
+        f"metric {card.metric!r}, best known {bk.value:g} "
+        f"({card.direction}) from: {bk.source[:80]}",
+    )
+
+
+def files_check(task: Task, entry: str | None) -> CheckResult:
+    """``files``: the seed parses and defines ``entry``, the evaluator defines every stage with
+    one parameter, and the EVOLVE-BLOCK markers balance."""
+    card = task.card
+    problems: list[str] = []
+    notes: list[str] = []
+    seed = task.initial_program
+    if seed is None:
+        problems.append(f"the seed program {card.initial_program!r} does not exist")
+    else:
+        try:
+            seed_funcs = _top_level_functions(seed)
+        except SyntaxError as exc:
+            seed_funcs = {}
+            problems.append(f"the seed does not parse: {exc}")
+        if entry and seed_funcs and entry not in seed_funcs:
+            problems.append(f"the seed defines no top-level function {entry!r} (the entry point)")
+        starts = seed.count("EVOLVE-BLOCK-START")
+        ends = seed.count("EVOLVE-BLOCK-END")
+        if starts != ends:
+            problems.append(f"unbalanced EVOLVE-BLOCK markers ({starts} START, {ends} END)")
+        elif starts == 0:
+            notes.append("no EVOLVE-BLOCK markers: the whole seed is evolvable")
+    evaluator = task.files.get(card.evaluator)
+    if evaluator is None:
+        problems.append(f"the evaluator {card.evaluator!r} does not exist")
+    else:
+        try:
+            funcs = _top_level_functions(evaluator.decode("utf-8"))
+        except (SyntaxError, UnicodeDecodeError) as exc:
+            funcs = {}
+            problems.append(f"the evaluator does not parse: {exc}")
+        for stage in card.stages:
+            func = funcs.get(stage.function)
+            if func is None:
+                problems.append(f"the evaluator defines no function {stage.function!r}")
+            elif _required_args(func) != 1:
+                problems.append(
+                    f"{stage.function}() must take exactly one argument "
+                    "(the candidate handle, or the program path in compat mode)"
+                )
+    if problems:
+        return CheckResult("files", "fail", "; ".join(problems))
+    detail = (
+        f"entry point {entry!r}; stages {', '.join(s.function for s in card.stages)}; "
+        f"files {', '.join(task.files)}"
+    )
+    return CheckResult("files", "pass", "; ".join([detail, *notes]))
+
+
+def lie_precondition(seed: str, entry: str | None) -> str:
+    """Why the lying variant cannot apply to this entry point ("" when it can)."""
+    func = _top_level_functions(seed).get(entry or "")
+    if entry is None or func is None:
+        return "no entry point to wrap"
+    if _required_args(func) > 0:
+        return (
+            f"{entry}() takes arguments: it answers the scorer's questions and reports "
+            "no value of its own to inflate"
+        )
+    return ""
