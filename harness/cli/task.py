@@ -28,7 +28,9 @@ async def _check(path: str, sandbox: str, runs: int, show: bool) -> CheckReport:
     from harness.sandbox import make_backend
 
     err.print(f"checking task {task.name} ({task.card.mode}) in the {sandbox} sandbox …")
-    backend = make_backend(sandbox)
+    # Each check varies the job shape every ~20 jobs, so a warm pool would start containers
+    # that nothing uses: cold containers are cheaper here.
+    backend = make_backend(sandbox, pool_size=0) if sandbox == "docker" else make_backend(sandbox)
     try:
         return await check_task(
             task,

@@ -71,16 +71,33 @@ def _tokenized(code: str) -> list[NumberLiteral] | None:
     depth = 0
     out = []
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-            if tok.type == fstring_start:
-                depth += 1
-            elif tok.type == fstring_end:
-                depth -= 1
-            elif tok.type == tokenize.NUMBER and depth == 0 and _PLAIN.fullmatch(tok.string):
-                out.append(NumberLiteral(tok.start[0] - 1, tok.start[1], tok.string))
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
     except (tokenize.TokenError, SyntaxError):
         return None
+    for i, tok in enumerate(tokens):
+        if tok.type == fstring_start:
+            depth += 1
+        elif tok.type == fstring_end:
+            depth -= 1
+        elif tok.type == tokenize.NUMBER and depth == 0 and _PLAIN.fullmatch(tok.string):
+            if _is_index(tokens, i):
+                continue  # x[1] -> x[2] is an IndexError, not a parameter change
+            out.append(NumberLiteral(tok.start[0] - 1, tok.start[1], tok.string))
     return out
+
+
+def _is_index(tokens: list[tokenize.TokenInfo], i: int) -> bool:
+    """An integer written alone as a subscript: ``name[1]``, ``row[-1]``."""
+    j = i - 1
+    if j >= 0 and tokens[j].string == "-":
+        j -= 1
+    before = tokens[j] if j >= 0 else None
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    if before is None or after is None or before.string != "[" or after.string != "]":
+        return False
+    opener = tokens[j - 1] if j >= 1 else None
+    # A subscript follows a name, a closing bracket or a call; a list literal does not.
+    return opener is not None and (opener.type == tokenize.NAME or opener.string in ")]")
 
 
 def _scanned(lines: list[str]) -> list[NumberLiteral]:
