@@ -120,22 +120,32 @@ class Runner:
 
     # -- jobs --------------------------------------------------------------------------------
 
-    def _write_files(self, header: dict[str, Any], blob: bytearray, root: str) -> None:
+    def _write_files(
+        self, header: dict[str, Any], blob: bytearray, root: str, skip: str = ""
+    ) -> bytes | None:
+        """Write the task files under ``root``; return the bytes of ``skip`` instead of
+        writing it (the evaluator module is executed from memory: one file less to create)."""
+        kept = None
         for name, offset, size in header.get("files", []):
             norm = os.path.normpath(name)
             if os.path.isabs(norm) or norm.startswith(".."):
                 raise ValueError(f"task file name {name!r} leaves the task directory")
+            if norm == skip:
+                kept = bytes(blob[offset : offset + size])
+                continue
             target = os.path.join(root, norm)
             os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "wb") as f:
                 f.write(blob[offset : offset + size])
+        return kept
 
     @staticmethod
-    def _load_module(name: str, path: str) -> types.ModuleType:
-        """Import the evaluator from its file (straight, without a sys.path search)."""
-        with open(path, "rb") as f:
-            source = f.read()
+    def _load_module(name: str, path: str, source: bytes | None = None) -> types.ModuleType:
+        """Import the evaluator from its file or bytes (straight, without a sys.path search)."""
+        if source is None:
+            with open(path, "rb") as f:
+                source = f.read()
         module = types.ModuleType(name)
         module.__file__ = path
         sys.modules[name] = module
@@ -162,13 +172,14 @@ class Runner:
 
     def _sealed(self, header: dict[str, Any], blob: bytearray) -> dict[str, Any]:
         taskdir = os.path.join(self.cfg.trusted_dir, "task")
-        os.makedirs(taskdir, mode=0o700, exist_ok=True)
-        self._write_files(header, blob, taskdir)
+        name = str(header.get("evaluator_module", "evaluator"))
+        if len(header.get("files", [])) > 1:
+            os.makedirs(taskdir, mode=0o700, exist_ok=True)
+        source = self._write_files(header, blob, taskdir, skip=f"{name}.py")
         self._mark("files")
         os.environ.update({str(k): str(v) for k, v in (header.get("env") or {}).items()})
         sys.path.insert(0, taskdir)  # for the evaluator's own helper modules
-        name = str(header.get("evaluator_module", "evaluator"))
-        module = self._load_module(name, os.path.join(taskdir, f"{name}.py"))
+        module = self._load_module(name, os.path.join(taskdir, f"{name}.py"), source)
         self._mark("evaluator")
         func = getattr(module, str(header.get("function")), None)
         if func is None:
