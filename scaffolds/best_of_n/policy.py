@@ -38,6 +38,24 @@ def combined_score_key(program: Program) -> float:
     return float("-inf")
 
 
+def global_best(population: BasePopulation) -> Program:
+    """The first program with the highest numeric ``combined_score`` (all missing: the first).
+
+    A program's ``score`` *is* its ``combined_score`` when that is a number, so the population's
+    ranking (score desc, admission order) finds it without scanning every member.
+    """
+    n = 16
+    while True:
+        ranked = population.top(n)
+        for p in ranked:
+            key = combined_score_key(p)
+            if key != float("-inf") and key == p.score:
+                return p
+        if len(ranked) < n:
+            return population.programs()[0]
+        n *= 16
+
+
 class BestOfNPolicy(BaseSelectionPolicy):
     #: Charge one use per ``select`` (attempt-counted) instead of per admitted child.
     charge_at_selection = False
@@ -55,10 +73,7 @@ class BestOfNPolicy(BaseSelectionPolicy):
             return Selection(parent=None, info={"reason": "empty population: from scratch"})
         current = population.get(self.current_parent_id) if self.current_parent_id else None
         if current is None or self.uses >= self.n:
-            parent = members[0]
-            for p in members[1:]:
-                if combined_score_key(p) > combined_score_key(parent):
-                    parent = p
+            parent = global_best(population)
             reason = "commit to global best"
             self.current_parent_id = parent.id
             self.uses = 0

@@ -13,9 +13,10 @@ from harness.core.config import GeneralConfig
 from harness.core.controller import Controller
 from harness.core.records import Program
 from harness.core.scaffold import Scaffold
+from harness.core.scoring import get_score
 from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
-from scaffolds.best_of_n.policy import BestOfNConfig, BestOfNPolicy
+from scaffolds.best_of_n.policy import BestOfNConfig, BestOfNPolicy, combined_score_key, global_best
 from scaffolds.best_of_n_attempts import BestOfNAttemptsPolicy
 from scaffolds.topk.policy import TopKConfig, TopKPolicy
 from tests.fakes import EchoModel, ScoreEvaluator, ScoreProposer, SimpleMeter
@@ -106,3 +107,26 @@ def test_best_of_n_picks_parent_by_combined_score_not_mean() -> None:
     pop.add(Program(id="b", code="", iteration=1, metrics={"combined_score": 0.2}, score=0.2))
     selection = BestOfNPolicy(random.Random(0), BestOfNConfig()).select(pop, 2)
     assert selection.parent.id == "b"  # "a" has no combined_score: -inf for this choice
+
+
+def test_global_best_matches_the_reference_argmax_on_mixed_metrics() -> None:
+    rng = random.Random(3)
+    for trial in range(50):
+        pop = InMemoryPopulation()
+        for i in range(rng.randint(1, 60)):
+            kind = rng.random()
+            if kind < 0.2:
+                metrics = {"x": rng.random()}  # no combined_score: -inf for this choice
+            elif kind < 0.3:
+                metrics = {"combined_score": "n/a", "x": 1.0}
+            else:
+                metrics = {"combined_score": round(rng.random(), 1)}  # many ties
+            pop.add(
+                Program(id=f"p{i}", code="", iteration=i, metrics=metrics, score=get_score(metrics))
+            )
+        members = pop.programs()
+        expected = members[0]
+        for p in members[1:]:
+            if combined_score_key(p) > combined_score_key(expected):
+                expected = p
+        assert global_best(pop).id == expected.id, trial
