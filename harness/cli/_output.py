@@ -22,7 +22,8 @@ R = TypeVar("R")
 
 #: Messages and progress go to stderr; stdout carries only data.
 err = Console(stderr=True, highlight=False)
-out = Console(highlight=False, soft_wrap=True)
+#: Piped output is not squeezed to 80 columns (tables hold run ids and task names).
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 
 
 class _State:

@@ -204,7 +204,10 @@ def runs(
     if as_json:
         print_json(rows)
         return
-    table = Table("run", "scaffold", "task", "status", "iter", "seed", "best", "tokens", box=None)
+    table = Table(box=None)
+    table.add_column("run", no_wrap=True)
+    for name in ("scaffold", "task", "status", "iter", "seed", "best", "tokens"):
+        table.add_column(name, no_wrap=name in ("status", "iter"))
     for r in rows:
         table.add_row(
             r["run_id"],
