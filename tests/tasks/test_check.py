@@ -324,12 +324,13 @@ def test_failing_variant_reports_are_failures_by_the_predicate() -> None:
 
 
 async def test_file_probe_detects_a_backend_that_exposes_task_files(local_backend) -> None:
-    """The probe has teeth: on the unisolated local backend it finds and reads evaluator.py,
+    """The probe has teeth: on the unisolated local backend it finds and reads a trusted task
+    file (the runner writes data files to disk; the evaluator module itself runs from memory),
     and the check would fail (which is why that check is skipped there)."""
     from harness.evaluation.check._verdicts import variant_check
     from harness.evaluation.driver import TaskEvaluator
 
-    task = load_task("heilbronn_triangle")
+    task = load_task(Path(__file__).parents[1] / "redteam" / "fixtures" / "knapsack")
     assert task.initial_program is not None and task.card.entry_point
     code = variant_source(
         task.initial_program, task.card.entry_point, "reads_task_files", task_files=task.files
@@ -338,4 +339,6 @@ async def test_file_probe_detects_a_backend_that_exposes_task_files(local_backen
     result = await evaluator.evaluate(code, program_id="probe", iteration=0)
     assert result.status == "ok" and not is_failure(result.metrics)
     check = variant_check("reads_task_files", result, seed_score=0.0)
-    assert check.status == "fail" and "evaluator.py" in check.detail
+    assert check.status == "fail" and (
+        "items.json" in check.detail or "reference.json" in check.detail
+    )
