@@ -7,6 +7,14 @@ log() { printf '[bootstrap] %s\n' "$*" >&2; }
 
 bash scripts/docker-engine.sh
 
+# The base sandbox image is a Debian root filesystem made by mmdebstrap (no registry needed).
+if ! command -v mmdebstrap >/dev/null 2>&1; then
+  log "installing mmdebstrap from Debian's packages (one-time)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq mmdebstrap >/dev/null
+fi
+
 if [ ! -x .venv/bin/python ]; then
   log "creating .venv"
   python3 -m venv .venv
