@@ -19,6 +19,10 @@ N_CIRCLES = 21
 NORMALISER = 2.3658321334167627
 #: Absolute slack on non-overlap and on the perimeter; worth under 2e-8 in the sum.
 TOL = 1e-9
+#: Centres must lie within [-COORD_LIMIT, COORD_LIMIT]².  Any packing fits in a 2 x 2 box, so this
+#: costs nothing; it keeps x ± r exact to well under TOL (far from the origin, doubles are so
+#: coarse that a small radius would vanish from the bounding box).
+COORD_LIMIT = 1e3
 
 
 class InvalidSolution(ValueError):
@@ -56,6 +60,12 @@ def score_circles(circles: Any) -> dict[str, Any]:
         if np.any(r < 0):
             i = int(np.argmin(r))
             raise InvalidSolution(f"circle {i} has negative radius {r[i]:.6g}")
+        if np.any(np.abs(c[:, :2]) > COORD_LIMIT):
+            i = int(np.argmax(np.max(np.abs(c[:, :2]), axis=1)))
+            raise InvalidSolution(
+                f"circle {i} has its centre at ({x[i]:.6g}, {y[i]:.6g}), outside "
+                f"[-{COORD_LIMIT:g}, {COORD_LIMIT:g}]²: translate the packing towards the origin"
+            )
         width = float(np.max(x + r) - np.min(x - r))
         height = float(np.max(y + r) - np.min(y - r))
         if width + height > 2.0 + TOL:

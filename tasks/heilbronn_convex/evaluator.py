@@ -9,6 +9,7 @@ maps, so there is no container.  Runs inside the sandbox (stdlib + numpy + scipy
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,19 @@ def real_array(value: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
     return arr
 
 
+def unit_scale(points: np.ndarray) -> np.ndarray:
+    """``points`` times an exact power of two that brings the largest |coordinate| into [0.5, 1).
+
+    The objective is scale invariant, so this changes nothing for honest inputs; it stops a
+    candidate from shrinking its points until squared distances or cross products underflow
+    into subnormal numbers, whose coarse rounding would flatter the score.
+    """
+    largest = float(np.max(np.abs(points)))
+    if largest == 0.0:
+        return points
+    return np.ldexp(points, -math.frexp(largest)[1])
+
+
 def triangle_areas(points: np.ndarray) -> np.ndarray:
     """Areas of every triangle spanned by three of the points (shoelace formula)."""
     a, b, c = points[TRIPLES[:, 0]], points[TRIPLES[:, 1]], points[TRIPLES[:, 2]]
@@ -61,7 +75,9 @@ def score_points(points: Any) -> dict[str, Any]:
     """Metrics for 13 points given as raw data (an array (13, 2))."""
     try:
         p = real_array(points, (N_POINTS, 2), "points")
-        # Centring first keeps the ratio exact for far-away inputs (it is translation invariant).
+        # Scaling, then centring, keeps the ratio exact for tiny, huge and far-away inputs
+        # (it is invariant under both).
+        p = unit_scale(p)
         p = p - p.mean(axis=0)
         diameter2 = float(np.max(np.sum((p[:, None, :] - p[None, :, :]) ** 2, axis=-1)))
         if diameter2 == 0.0:

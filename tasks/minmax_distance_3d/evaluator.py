@@ -7,6 +7,7 @@ smallest pairwise distance.  Runs inside the sandbox (stdlib + numpy + scipy onl
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -48,11 +49,26 @@ def real_array(value: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
     return arr
 
 
+def unit_scale(points: np.ndarray) -> np.ndarray:
+    """``points`` times an exact power of two that brings the largest |coordinate| into [0.5, 1).
+
+    The objective is scale invariant, so this changes nothing for honest inputs; it stops a
+    candidate from shrinking its points until squared distances or cross products underflow
+    into subnormal numbers, whose coarse rounding would flatter the score.
+    """
+    largest = float(np.max(np.abs(points)))
+    if largest == 0.0:
+        return points
+    return np.ldexp(points, -math.frexp(largest)[1])
+
+
 def score_points(points: Any) -> dict[str, Any]:
     """Metrics for 14 points given as raw data (an array (14, 3))."""
     try:
         p = real_array(points, (N_POINTS, DIMENSION), "points")
-        # Centring keeps distances exact for far-away inputs (the ratio is translation invariant).
+        # Scaling, then centring, keeps distances exact for tiny, huge and far-away inputs
+        # (the ratio is invariant under both).
+        p = unit_scale(p)
         d = pdist(p - p.mean(axis=0))
         d_min, d_max = float(np.min(d)), float(np.max(d))
         if not d_max > 0.0 or d_min <= MIN_RELATIVE_DISTANCE * d_max:

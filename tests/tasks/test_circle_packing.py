@@ -148,6 +148,25 @@ def test_rect_is_translation_invariant() -> None:
     assert rect.score_circles(moved)["sum_radii"] == pytest.approx(2.0, abs=1e-12)
 
 
+def far_grid() -> np.ndarray:
+    """A 3 x 7 grid at x, y ≈ 1.5·2^50, where doubles are 0.25 apart: each r = 0.1249999 vanishes
+    from x ± r, so the naive bounding box is 0.5 x 1.5 instead of 0.75 x 1.75 (an infeasible
+    packing that scored 1.11 before centres were bounded)."""
+    base, step = 1.5 * 2.0**50, 0.25
+    return np.array(
+        [(base + i * step, base + j * step, 0.1249999) for i in range(3) for j in range(7)]
+    )
+
+
+def test_rect_far_from_the_origin_is_refused_with_a_remedy() -> None:
+    metrics = rect.score_circles(far_grid())
+    assert is_failure(metrics) and metrics["combined_score"] == 0.0
+    assert "translate the packing" in metrics["error"]
+    # Within the limit a translation changes nothing.
+    moved = rect_grid() + [rect.COORD_LIMIT - 1.0, -rect.COORD_LIMIT + 1.0, 0.0]
+    assert rect.score_circles(moved)["sum_radii"] == pytest.approx(2.0, abs=1e-12)
+
+
 @pytest.mark.parametrize(
     "circles",
     [

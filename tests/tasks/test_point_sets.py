@@ -195,3 +195,19 @@ def test_convex_score_is_affine_invariant() -> None:
 )
 def test_degenerate_sets_are_invalid_for_convex(points) -> None:
     assert is_failure(cvx.score_points(points))
+
+
+# ---- rounding exploits -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scale", [2.0**-535, 10.0**-161.75, 1.923e-161, 1e150])
+@pytest.mark.parametrize("name", ["minmax_distance_2d", "minmax_distance_3d", "heilbronn_convex"])
+def test_scaling_cannot_bend_the_rounding(name: str, scale: float) -> None:
+    # Points shrunk until squared distances / cross products underflow into subnormals (or blown
+    # up near overflow) once scored above the seed's true value; the scorer rescales first.
+    evaluator = {"minmax_distance_2d": mm2, "minmax_distance_3d": mm3, "heilbronn_convex": cvx}[name]
+    points = seed_output(name)
+    honest = evaluator.score_points(points)["combined_score"]
+    scaled = evaluator.score_points(points * scale)
+    assert scaled["validity"] == 1.0
+    assert scaled["combined_score"] == pytest.approx(honest, rel=1e-9)
