@@ -47,6 +47,13 @@ __all__ = [
 
 Notice = Callable[[str], None]
 
+#: The CLI flag behind each config key :func:`plan_run` sets, for naming it in errors.
+FLAG_NAMES = {
+    "general.max_iterations": "--iterations",
+    "seed": "--seed",
+    "evaluator.sandbox": "--sandbox",
+}
+
 
 @dataclass(frozen=True)
 class RunPlan:
@@ -93,7 +100,13 @@ def plan_run(
         flags["seed"] = seed
     if sandbox is not None:
         flags.setdefault("evaluator", {})["sandbox"] = sandbox
-    spec, config = load_config(scaffold, config_file=config_file, overrides=overrides, flags=flags)
+    spec, config = load_config(
+        scaffold,
+        config_file=config_file,
+        overrides=overrides,
+        flags=flags,
+        flag_names=FLAG_NAMES,
+    )
     return RunPlan(spec, config, loaded_task, api_base=api_base, models=tuple(models))
 
 

@@ -9,7 +9,7 @@ them; we don't).  Component sections (``population``, ``selection_policy``, ``pr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from harness.core.errors import ConfigError
-from harness.core.validation import StrictModel, format_validation_error
+from harness.core.validation import StrictModel, validation_problems
 from harness.llm.config import LLMConfig
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "StrictModel",
     "apply_overrides",
     "deep_merge",
+    "override_patch",
     "read_yaml",
     "validate_config",
 ]
@@ -63,9 +64,13 @@ class EvaluatorConfig(StrictModel):
     pool_size: int | None = Field(None, ge=0, le=64)
 
 
+#: Seeds are stored as SQLite INTEGERs (signed 64-bit).
+MAX_SEED = 2**63 - 1
+
+
 class RunConfig(StrictModel):
     scaffold: str
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=MAX_SEED)
     general: GeneralConfig = GeneralConfig()
     llm: LLMConfig = LLMConfig()
     evaluator: EvaluatorConfig = EvaluatorConfig()
@@ -108,29 +113,70 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return out
 
 
+def override_patch(item: str) -> dict[str, Any]:
+    """One ``key.sub=value`` override as a nested mapping; the value is parsed as YAML."""
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. general.max_iterations=50")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--set {item!r}: value is not valid YAML") from exc
+    patch: Any = value
+    for part in reversed(key.split(".")):
+        patch = {part: patch}
+    return dict(patch)
+
+
 def apply_overrides(config: Mapping[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Apply ``key.sub=value`` overrides; values are parsed as YAML scalars/lists."""
     out = dict(config)
     for item in overrides:
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. general.max_iterations=50")
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"--set {item!r}: value is not valid YAML") from exc
-        patch: Any = value
-        for part in reversed(key.split(".")):
-            patch = {part: patch}
-        out = deep_merge(out, patch)
+        out = deep_merge(out, override_patch(item))
     return out
 
 
-def validate_config(model: type[RunConfig], data: Mapping[str, Any], *, source: str) -> RunConfig:
+#: A named source of config values (a file, a ``--set`` flag, a CLI flag) and what it sets.
+Layer = tuple[str, Mapping[str, Any]]
+
+
+def _sets(data: Any, loc: Sequence[Any]) -> bool:
+    """Whether ``data`` gives a value at ``loc`` or replaces one of its ancestors."""
+    for part in loc:
+        if not isinstance(data, Mapping):
+            return True
+        if part not in data:
+            return False
+        data = data[part]
+    return True
+
+
+def _origin(loc: Sequence[Any], layers: Sequence[Layer]) -> str:
+    """The highest-priority layer that sets ``loc`` (layers go from lowest to highest)."""
+    for name, data in reversed(layers):
+        if _sets(data, loc):
+            return name
+    return layers[0][0]
+
+
+def validate_config(
+    model: type[RunConfig], data: Mapping[str, Any], *, source: str | Sequence[Layer]
+) -> RunConfig:
+    """Validate merged ``data``; errors name where each bad value came from.
+
+    ``source`` is one name, or the layers ``data`` was merged from (lowest priority first).
+    """
     try:
         return model.model_validate(dict(data))
     except ValidationError as exc:
-        raise ConfigError(
-            f"invalid config ({source}): {format_validation_error(exc, model)}"
-        ) from exc
+        problems = validation_problems(exc, model)
+        layers = [(source, {})] if isinstance(source, str) else list(source)
+        origins = [_origin(loc, layers) for loc, _ in problems]
+        if len(set(origins)) == 1:
+            detail = f" ({origins[0]}): " + "; ".join(text for _, text in problems)
+        else:
+            detail = ": " + "; ".join(
+                f"{text} ({origin})" for (_, text), origin in zip(problems, origins, strict=True)
+            )
+        raise ConfigError(f"invalid config{detail}") from exc

@@ -19,9 +19,10 @@ from pydantic import BaseModel, create_model
 from harness.core.config import (
     COMPONENT_SECTIONS,
     EmptySection,
+    Layer,
     RunConfig,
-    apply_overrides,
     deep_merge,
+    override_patch,
     read_yaml,
     validate_config,
 )
@@ -119,8 +120,13 @@ def load_config(
     config_file: Path | None = None,
     overrides: list[str] | None = None,
     flags: Mapping[str, Any] | None = None,
+    flag_names: Mapping[str, str] | None = None,
 ) -> tuple[ScaffoldSpec, RunConfig]:
-    """Defaults ⊕ file ⊕ ``--set`` ⊕ CLI flags, validated strictly for the chosen scaffold."""
+    """Defaults ⊕ file ⊕ ``--set`` ⊕ CLI flags, validated strictly for the chosen scaffold.
+
+    ``flag_names`` maps a dotted key of ``flags`` to the flag that set it (``"seed": "--seed"``)
+    so that an invalid value is reported against the flag, file or ``--set`` it came from.
+    """
     user = read_yaml(config_file) if config_file else {}
     name = scaffold or user.get("scaffold")
     if not name:
@@ -132,12 +138,29 @@ def load_config(
             f"--scaffold {scaffold} conflicts with scaffold: {user['scaffold']} in {config_file}"
         )
     spec = get_spec(str(name))
-    data = deep_merge(spec.defaults(), user)
+    flags = dict(flags or {})
+    layers: list[Layer] = [(f"scaffolds/{spec.name}/config.yaml", spec.defaults())]
+    if config_file:
+        layers.append((str(config_file), user))
+    layers += [(f"--set {item}", override_patch(item)) for item in overrides or []]
+    layers.append(("command-line flags", flags))
+    for key, flag in (flag_names or {}).items():
+        value: Any = flags
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is not None:
+            layers.append((flag, _nest(key, value)))
+    data: dict[str, Any] = {}
+    for _, layer in layers:
+        data = deep_merge(data, layer)
     data["scaffold"] = spec.name
-    data = apply_overrides(data, list(overrides or []))
-    data = deep_merge(data, dict(flags or {}))
-    source = str(config_file) if config_file else f"scaffolds/{spec.name}/config.yaml"
-    return spec, validate_config(spec.config_model(), data, source=source)
+    return spec, validate_config(spec.config_model(), data, source=layers)
+
+
+def _nest(dotted: str, value: Any) -> dict[str, Any]:
+    for part in reversed(dotted.split(".")):
+        value = {part: value}
+    return dict(value)
 
 
 def build_scaffold(spec: ScaffoldSpec, config: RunConfig, env: BuildEnv) -> Scaffold:

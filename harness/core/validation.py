@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["StrictModel", "format_validation_error"]
+__all__ = ["StrictModel", "format_validation_error", "validation_problems"]
 
 
 class StrictModel(BaseModel):
@@ -17,18 +17,26 @@ class StrictModel(BaseModel):
 
 def format_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
     """One readable line per problem; unknown keys list the valid ones."""
-    parts = []
+    return "; ".join(text for _, text in validation_problems(exc, model))
+
+
+def validation_problems(
+    exc: ValidationError, model: type[BaseModel] | None = None
+) -> list[tuple[tuple[Any, ...], str]]:
+    """Each problem's location (key path) and its readable text."""
+    parts: list[tuple[tuple[Any, ...], str]] = []
     for err in exc.errors():
         loc = ".".join(str(x) for x in err["loc"])
         if err["type"] == "extra_forbidden":
             valid = _valid_keys(model, err["loc"][:-1]) if model else []
             hint = f"; valid keys: {', '.join(valid)}" if valid else ""
-            parts.append(f"unknown key '{loc}'{hint}")
+            text = f"unknown key '{loc}'{hint}"
         elif err["type"] == "missing":
-            parts.append(f"missing key '{loc}'")
+            text = f"missing key '{loc}'"
         else:
-            parts.append(f"'{loc}': {err['msg']}" if loc else err["msg"])
-    return "; ".join(parts)
+            text = f"'{loc}': {err['msg']}" if loc else err["msg"]
+        parts.append((tuple(err["loc"]), text))
+    return parts
 
 
 def _valid_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:

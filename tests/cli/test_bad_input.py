@@ -156,3 +156,55 @@ def test_resume_unknown_run(existing: Path) -> None:
     proc = galapagos("resume", "no-such-run", store=existing)
     assert_clean_error(proc, 2, "no run 'no-such-run'", "galapagos runs")
     assert_store_intact(existing)
+
+
+def test_seed_out_of_range(existing: Path) -> None:
+    proc = galapagos(
+        "run",
+        "--scaffold",
+        "topk",
+        "--task",
+        "circle_packing",
+        "--seed",
+        "99999999999999999999",
+        "--sandbox",
+        "local",
+        store=existing,
+    )
+    assert_clean_error(proc, 2, "invalid config (--seed)", "'seed'")
+    assert_store_intact(existing)
+
+
+def test_invalid_value_names_the_set_flag(existing: Path) -> None:
+    proc = galapagos(
+        "run",
+        "--scaffold",
+        "best_of_n",
+        "--task",
+        "circle_packing",
+        "--set",
+        "selection_policy.best_of_n=0",
+        store=existing,
+    )
+    assert_clean_error(
+        proc, 2, "invalid config (--set selection_policy.best_of_n=0)", "greater than or equal"
+    )
+    assert "config.yaml" not in proc.stderr
+    assert_store_intact(existing)
+
+
+def test_invalid_value_names_the_config_file(existing: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "mine.yaml"
+    cfg.write_text("selection_policy:\n  best_of_n: 0\n")
+    proc = galapagos(
+        "run",
+        "--scaffold",
+        "best_of_n",
+        "--task",
+        "circle_packing",
+        "--config",
+        str(cfg),
+        store=existing,
+    )
+    assert_clean_error(proc, 2, f"invalid config ({cfg})", "'selection_policy.best_of_n'")
+    assert_store_intact(existing)

@@ -1,0 +1,51 @@
+"""Config loading: layers merge in order, and a bad value names the layer it came from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.core.config import MAX_SEED
+from harness.core.errors import ConfigError
+from harness.core.registry import load_config
+
+
+def test_later_layers_win(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("general:\n  max_iterations: 7\n  inner_retry_times: 2\n")
+    _, config = load_config(
+        "topk",
+        config_file=cfg,
+        overrides=["general.inner_retry_times=3"],
+        flags={"general": {"max_iterations": 9}},
+    )
+    assert config.general.max_iterations == 9
+    assert config.general.inner_retry_times == 3
+
+
+def test_each_bad_value_names_its_source(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("general:\n  inner_retry_times: 0\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(
+            "best_of_n",
+            config_file=cfg,
+            overrides=["selection_policy.best_of_n=0"],
+            flags={"seed": -1},
+            flag_names={"seed": "--seed"},
+        )
+    message = str(info.value)
+    assert "'seed': Input should be greater than or equal to 0 (--seed)" in message
+    assert f"'general.inner_retry_times': Input should be greater than or equal to 1 ({cfg})" in (
+        message
+    )
+    assert "(--set selection_policy.best_of_n=0)" in message
+    assert "scaffolds/best_of_n/config.yaml" not in message
+
+
+def test_seed_fits_a_signed_64_bit_integer() -> None:
+    _, config = load_config("topk", flags={"seed": MAX_SEED})
+    assert config.seed == MAX_SEED
+    with pytest.raises(ConfigError, match=r"invalid config \(command-line flags\): 'seed'"):
+        load_config("topk", flags={"seed": MAX_SEED + 1})
