@@ -39,6 +39,7 @@ __all__ = [
     "check_length",
     "check_syntax",
     "extract_code",
+    "fenced",
     "find_fences",
     "find_lines",
     "has_diff_markers",
@@ -267,6 +268,14 @@ def apply_diff(original: str, response: str, *, allow_partial: bool = False) -> 
     if not parsed.blocks:
         return AppliedDiff(None, f"No SEARCH/REPLACE blocks found in the response. {_FORMAT}")
     return apply_blocks(original, parsed.blocks, allow_partial=allow_partial)
+
+
+def fenced(code: str, language: str = "python") -> str:
+    """``code`` in a fence it cannot close early (longer than any backtick run starting a line)."""
+    stripped = [line.lstrip(" ") for line in code.split("\n")]
+    runs = [len(line) - len(line.lstrip("`")) for line in stripped]
+    ticks = "`" * max(3, max(runs, default=0) + 1)
+    return f"{ticks}{language}\n{code.rstrip(chr(10))}\n{ticks}"
 
 
 def find_fences(text: str) -> list[Fence]:

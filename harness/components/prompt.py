@@ -15,6 +15,7 @@ from typing import Any
 import jinja2
 from pydantic import Field
 
+from harness.components.diff import fenced
 from harness.core.prompt import BasePromptBuilder, PromptContext
 from harness.core.records import Program, Prompt, Selection
 from harness.core.validation import StrictModel
@@ -34,7 +35,8 @@ class DefaultPromptConfig(StrictModel):
     #: Characters of a failed attempt's code / traceback shown.
     max_failed_code_chars: int = Field(1500, ge=0)
     max_traceback_chars: int = Field(800, ge=0)
-    #: Directory with ``system.j2``/``user.j2``/``scratch.j2`` overriding the defaults.
+    #: Directory with ``system.j2``/``user.j2``/``scratch.j2`` overriding the defaults.  Fence
+    #: code with the ``fenced`` filter (``{{ code | fenced(language) }}``), never fixed backticks.
     template_dir: str | None = None
 
 
@@ -67,6 +69,8 @@ class DefaultPromptBuilder(BasePromptBuilder):
             keep_trailing_newline=True,
             autoescape=False,  # noqa: S701 - plain-text prompts, not HTML
         )
+        # ``{{ code | fenced(language) }}``: a fence longer than any backtick line in the code.
+        self._env.filters["fenced"] = fenced
 
     def system_message(self) -> str:
         if self.config.system_message is not None:

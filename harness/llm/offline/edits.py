@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-from harness.components.diff import apply_diff, find_lines
+from harness.components.diff import apply_diff, fenced, find_lines
 
 __all__ = ["apply_edits", "diff_text", "fenced", "insertion_anchor"]
 
@@ -80,11 +80,3 @@ def insertion_anchor(code: str) -> int | None:
         return max(ends)
     filled = [i for i, line in enumerate(lines) if line.strip() and not line[0].isspace()]
     return filled[-1] if filled else None
-
-
-def fenced(code: str, language: str = "python") -> str:
-    """A fence the code cannot close early (longer than any backtick run it starts a line with)."""
-    stripped = [line.lstrip(" ") for line in code.split("\n")]
-    runs = [len(line) - len(line.lstrip("`")) for line in stripped]
-    ticks = "`" * max(3, max(runs, default=0) + 1)
-    return f"{ticks}{language}\n{code.rstrip(chr(10))}\n{ticks}"
