@@ -8,7 +8,8 @@ Iteration contract (the reference's, SkyDiscover §2.0.3 / §7.1):
   proposal cannot become a program, or its evaluation ended non-ok or matches the failure
   predicate; the failure is fed into the next attempt's prompt.  An LLM error ends the iteration
   at once (no retry at this level; the client already retried).  A failed iteration admits
-  nothing.
+  nothing.  Exception: a from-scratch attempt (no seed program, empty population) applies no
+  failure check, so the first evaluated program is admitted whatever its result (§2.0.3 step 1).
 - Hooks ``start_iteration``/``end_iteration`` run around every iteration, failed ones included.
 - Every decision is an event; each iteration is committed in one transaction with a checkpoint
   of all component state, so ``resume`` continues exactly (sequential runs).
@@ -264,7 +265,11 @@ class Controller:
             result = await scaffold.evaluator.evaluate(code, program_id=pid, iteration=iteration)
             self.evaluations += 1
             buffer.evaluations.append(EvaluationRow(iteration, index, pid, result, code=code))
-            if result.status != "ok" or is_failure(result.metrics, result.artifacts):
+            failed = result.status != "ok" or is_failure(result.metrics, result.artifacts)
+            # From scratch (empty population, no parent) the reference applies no failure
+            # check: the first evaluated program is admitted whatever its result.
+            from_scratch = selection.parent is None and len(scaffold.population) == 0
+            if failed and not from_scratch:
                 attempts.append(
                     Attempt(
                         index,
@@ -300,7 +305,18 @@ class Controller:
                 artifacts=dict(result.artifacts),
                 metadata={"parent_score": parent.score if parent else None, "attempt": index},
             )
-            buffer.event("attempt", attempt=index, outcome="ok", score=child.score)
+            if from_scratch:
+                buffer.event(
+                    "attempt",
+                    attempt=index,
+                    outcome="ok",
+                    score=child.score,
+                    from_scratch=True,
+                    status=result.status,
+                    failed=failed,
+                )
+            else:
+                buffer.event("attempt", attempt=index, outcome="ok", score=child.score)
             return IterationOutcome(
                 iteration, selection, child, tuple(attempts), result, False, used
             )

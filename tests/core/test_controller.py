@@ -140,3 +140,21 @@ def test_restore_continues_from_the_checkpoint(tmp_path: Path) -> None:
     asyncio.run(ctl2.run_to_end())
     assert len(model2.calls) == 2
     assert [p.id for p in store.programs("r1")] == ["p0", "p1", "p2", "p3", "p4", "p5"]
+
+
+def test_from_scratch_first_program_is_admitted_even_when_it_fails(tmp_path: Path) -> None:
+    # SkyDiscover §2.0.3 step 1: the from-scratch iteration applies no failure check.  Once the
+    # population has a member, failing children are rejected again.
+    evaluator = ScoreEvaluator(fail=lambda it: it in (1, 2))
+    ctl, store, model = make(tmp_path, evaluator=evaluator, iterations=3)
+    ctl.seed_code = None
+    summary = asyncio.run(ctl.run_to_end())
+    programs = {p.id: p for p in store.programs("r1")}
+    assert sorted(programs) == ["p1", "p3"]
+    assert programs["p1"].parent_id is None and programs["p1"].metrics["validity"] == 0.0
+    assert programs["p3"].parent_id == "p1"
+    attempts = [e.payload for e in store.events("r1", ["attempt"])]
+    assert attempts[0]["outcome"] == "ok" and attempts[0]["from_scratch"] is True
+    assert attempts[0]["status"] == "invalid"
+    assert attempts[1]["outcome"] == "evaluation_failed"
+    assert summary.best_program_id == "p3" and len(model.calls) == 3
