@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.core.errors import LLMError
+from harness.core.errors import BudgetExhausted, LLMError
 from harness.core.records import Event, LLMCall, Program, Prompt
 from harness.store.base import EvaluationRow, LLMCallRow
 
@@ -55,6 +55,8 @@ class IterationBuffer:
     evaluations: list[EvaluationRow] = field(default_factory=list)
     llm_calls: list[LLMCallRow] = field(default_factory=list)
     attempt: int = 0
+    #: Set when the budget ran out during this iteration: it is committed, then the run stops.
+    budget_spent: BudgetExhausted | None = None
 
     def event(self, kind: str, **payload: Any) -> None:
         self.events.append(Event(self.iteration, kind, payload))

@@ -11,6 +11,10 @@ Iteration contract (the reference's, SkyDiscover §2.0.3 / §7.1):
   nothing.  Exception: a from-scratch attempt (no seed program, empty population) applies no
   failure check, so the first evaluated program is admitted whatever its result (§2.0.3 step 1).
 - Hooks ``start_iteration``/``end_iteration`` run around every iteration, failed ones included.
+- Budget: no iteration starts once the token/cost budget is spent.  When it runs out inside an
+  iteration (a call refused by the meter), that attempt ends the iteration like an LLM error;
+  the iteration is committed as failed with the calls it made, iterations already in flight
+  finish, and the run stops with status ``budget_exhausted``.
 - Every decision is an event; each iteration is committed in one transaction with a checkpoint
   of all component state, so ``resume`` continues exactly (sequential runs).
 - With ``max_parallel_iterations > 1`` (where the scaffold allows), iterations overlap: LLM
@@ -196,39 +200,63 @@ class Controller:
         self._commit(buffer, "ok", started)
 
     async def _iterate(self, pending: Iterable[int]) -> None:
+        """Run ``pending`` iterations; once the budget is spent, start none and let the
+        iterations in flight finish and commit (their calls are paid for), then stop."""
         limit = self.general.max_parallel_iterations if self.scaffold.parallel_ok else 1
         queue = list(pending)
         in_flight: set[asyncio.Task[None]] = set()
+        spent: BudgetExhausted | None = None
         try:
-            while (queue and not self._stop) or in_flight:
-                while queue and not self._stop and len(in_flight) < limit:
-                    self.meter.check()
+            while (queue and spent is None and not self._stop) or in_flight:
+                while queue and spent is None and not self._stop and len(in_flight) < limit:
+                    try:
+                        self.meter.check()
+                    except BudgetExhausted as exc:
+                        spent = exc
+                        break
                     in_flight.add(asyncio.create_task(self._one_iteration(queue.pop(0))))
+                if not in_flight:
+                    break
                 done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
-                    task.result()  # re-raise infrastructure errors and BudgetExhausted
+                    try:
+                        task.result()  # re-raise infrastructure errors
+                    except BudgetExhausted as exc:
+                        spent = spent or exc
         finally:
             for task in in_flight:
                 task.cancel()
             if in_flight:
                 await asyncio.gather(*in_flight, return_exceptions=True)
+        if spent is not None:
+            raise spent
 
     async def _one_iteration(self, iteration: int) -> None:
         started = time.monotonic()
         buffer = IterationBuffer(iteration)
         llm = LLMHandle(self.model, self.llm_rng, buffer, log_prompts=self.general.log_prompts)
         ctx = HookCtx(self, buffer, llm)
-        await self.scaffold.start_iteration(iteration, ctx)
-        outcome = await self._attempts(iteration, buffer, llm)
-        if outcome.child is not None:
-            admitted = self._admit(outcome.child, buffer)
-            outcome = dataclasses.replace(outcome, admitted=admitted)
-        else:
-            buffer.event("iteration_failed", attempts=outcome.attempts_used)
-        self.scaffold.selection.observe(outcome)
-        self.scaffold.memory.observe(outcome)
-        await self.scaffold.end_iteration(iteration, outcome, ctx)
-        self._commit(buffer, "ok" if outcome.child else "failed", started)
+        outcome: IterationOutcome | None = None
+        try:
+            await self.scaffold.start_iteration(iteration, ctx)
+            outcome = await self._attempts(iteration, buffer, llm)
+            if outcome.child is not None:
+                admitted = self._admit(outcome.child, buffer)
+                outcome = dataclasses.replace(outcome, admitted=admitted)
+            else:
+                buffer.event("iteration_failed", attempts=outcome.attempts_used)
+            self.scaffold.selection.observe(outcome)
+            self.scaffold.memory.observe(outcome)
+            await self.scaffold.end_iteration(iteration, outcome, ctx)
+        except BudgetExhausted as exc:  # a hook's LLM call found the budget spent
+            buffer.budget_spent = buffer.budget_spent or exc
+            if outcome is None:
+                buffer.event("iteration_failed", attempts=0, reason="budget_exhausted")
+        # Committed even when the budget ran out midway: its calls are paid for and counted.
+        ok = outcome is not None and outcome.child is not None
+        self._commit(buffer, "ok" if ok else "failed", started)
+        if buffer.budget_spent is not None:
+            raise buffer.budget_spent
 
     async def _attempts(
         self, iteration: int, buffer: IterationBuffer, llm: LLMHandle
@@ -251,6 +279,11 @@ class Controller:
             except LLMError as exc:
                 attempts.append(Attempt(index, "llm", str(exc)))
                 buffer.event("attempt", attempt=index, outcome="llm_error", error=str(exc))
+                break
+            except BudgetExhausted as exc:  # ends the iteration like an LLM error, then the run
+                attempts.append(Attempt(index, "llm", str(exc)))
+                buffer.event("attempt", attempt=index, outcome="budget_exhausted", error=str(exc))
+                buffer.budget_spent = exc
                 break
             if not proposal.ok:
                 attempts.append(

@@ -158,3 +158,47 @@ def test_from_scratch_first_program_is_admitted_even_when_it_fails(tmp_path: Pat
     assert attempts[0]["status"] == "invalid"
     assert attempts[1]["outcome"] == "evaluation_failed"
     assert summary.best_program_id == "p3" and len(model.calls) == 3
+
+
+def test_budget_spent_mid_iteration_commits_the_calls_already_made(tmp_path: Path) -> None:
+    # 15 tokens a call, cap 20: attempt 0 and 1 of iteration 1 are made (30 tokens), attempt 2
+    # is refused.  The iteration is committed as failed with both calls, so usage is exact.
+    evaluator = ScoreEvaluator(fail=lambda it: it >= 1)
+    ctl, store, model = make(
+        tmp_path, evaluator=evaluator, retries=3, iterations=3, meter=SimpleMeter(max_tokens=20)
+    )
+    summary = asyncio.run(ctl.run_to_end())
+    assert summary.status == "budget_exhausted" and len(model.calls) == 2
+    run = store.get_run("r1")
+    assert run.status == "budget_exhausted" and run.tokens == 30
+    assert len(store.llm_calls("r1")) == 2
+    assert store.done_iterations("r1") == {0, 1}
+    outcomes = [e.payload["outcome"] for e in store.events("r1", ["attempt"])]
+    assert outcomes == ["evaluation_failed", "evaluation_failed", "budget_exhausted"]
+    assert [e.iteration for e in store.events("r1", ["iteration_failed"])] == [1]
+    checkpoint = store.checkpoint("r1")
+    assert checkpoint is not None and checkpoint[0] == 1
+    assert checkpoint[1]["controller"]["meter"] == {"p": 20, "c": 10, "cost": 0.0}
+
+
+def test_budget_lets_parallel_iterations_in_flight_finish(tmp_path: Path) -> None:
+    base = ScoreEvaluator()
+
+    async def slow(code: str, *, program_id: str, iteration: int):
+        await asyncio.sleep(0.01 * iteration)
+        return await base.evaluate(code, program_id=program_id, iteration=iteration)
+
+    evaluator = ScoreEvaluator()
+    evaluator.evaluate = slow  # type: ignore[method-assign]
+    ctl, store, model = make(
+        tmp_path, evaluator=evaluator, iterations=10, parallel=4, meter=SimpleMeter(max_tokens=20)
+    )
+    summary = asyncio.run(ctl.run_to_end())
+    assert summary.status == "budget_exhausted"
+    # Four iterations start at 0 tokens; the first two calls are made (30 tokens), the next two
+    # are refused.  All four are committed, none is cancelled: every call made is recorded.
+    calls = store.llm_calls("r1")
+    assert len(calls) == len(model.calls) == 2
+    assert store.get_run("r1").tokens == 30
+    assert {c["iteration"] for c in calls} == {1, 2}
+    assert store.done_iterations("r1") == {0, 1, 2, 3, 4}
