@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,7 @@ from harness.core.rng import make_rng
 from harness.core.scaffold import Scaffold
 from harness.core.validation import format_validation_error
 from harness.evaluation.task import Task, load_task
+from harness.llm.config import resolve_llm_config
 from harness.store.base import RunRecord
 from harness.store.owner import owner_alive, owner_token
 from harness.store.sqlite import SQLiteStore, default_store_path
@@ -58,12 +59,13 @@ FLAG_NAMES = {
 @dataclass(frozen=True)
 class RunPlan:
     spec: ScaffoldSpec
+    #: ``config.llm`` is resolved: CLI endpoint flags and the environment are folded in and the
+    #: provider is explicit, so the stored config reproduces the endpoint on resume.
     config: RunConfig
     task: Task
-    #: CLI endpoint flags (resolved against config and environment by the LLM layer).
-    api_base: str | None = None
-    models: tuple[str, ...] = ()
     run: RunRecord | None = None  # set when resuming
+    #: What resolving the endpoint overrode (shown as notices when the run starts).
+    notes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -72,6 +74,8 @@ class Services:
     meter: Any
     evaluator: BaseEvaluator
     llm_description: str
+    #: The provider the run talks to (``offline`` or ``openai``), as resolved.
+    llm_provider: str
     notices: list[str] = field(default_factory=list)
 
 
@@ -107,7 +111,9 @@ def plan_run(
         flags=flags,
         flag_names=FLAG_NAMES,
     )
-    return RunPlan(spec, config, loaded_task, api_base=api_base, models=tuple(models))
+    resolved = resolve_llm_config(config.llm, api_base=api_base, models=models)
+    config = config.model_copy(update={"llm": resolved.as_config()})
+    return RunPlan(spec, config, loaded_task, notes=resolved.notes)
 
 
 def plan_resume(store: SQLiteStore, run_id: str) -> RunPlan:
@@ -119,7 +125,7 @@ def plan_resume(store: SQLiteStore, run_id: str) -> RunPlan:
     spec = get_spec(run.scaffold)
     model = spec.config_model()
     try:
-        config = model.model_validate(dict(run.config))
+        config = model.model_validate(_upgrade_stored(run.config))
     except ValidationError as exc:  # a config stored by another Galapagos version
         detail = format_validation_error(exc, model)
         raise ConfigError(f"stored config of run {run.id} no longer validates: {detail}") from exc
@@ -133,17 +139,30 @@ def plan_resume(store: SQLiteStore, run_id: str) -> RunPlan:
     return RunPlan(spec, config, task, run=run)
 
 
+def _upgrade_stored(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored config as this version reads it.
+
+    Runs stored before ``llm`` was resolved at start hold the dumped default
+    ``provider: offline`` beside the ``api_base`` they ran with; such a run ran online (an
+    explicit offline provider with an api_base never validated), so say so.
+    """
+    data = dict(config)
+    llm = data.get("llm")
+    if isinstance(llm, Mapping) and llm.get("provider") == "offline" and llm.get("api_base"):
+        data["llm"] = {**llm, "provider": "openai"}
+    return data
+
+
 @asynccontextmanager
 async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
     """Start the chat model, meter and sandboxed evaluator; stop all of them on exit."""
     from harness.evaluation.driver import TaskEvaluator
     from harness.llm.client import open_llm
-    from harness.llm.config import resolve_llm_config
     from harness.llm.usage import UsageMeter
     from harness.sandbox import make_backend
 
-    resolved = resolve_llm_config(plan.config.llm, api_base=plan.api_base, models=plan.models)
-    notices = list(resolved.notes)
+    resolved = resolve_llm_config(plan.config.llm)  # already resolved: this reads the key
+    notices = [*plan.notes, *resolved.notes]
     async with AsyncExitStack() as stack:
         meter = UsageMeter(resolved.max_total_tokens, resolved.max_cost)
         client = await open_llm(
@@ -169,6 +188,7 @@ async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
             meter=meter,
             evaluator=evaluator,
             llm_description=resolved.describe(),
+            llm_provider=resolved.provider,
             notices=notices,
         )
 

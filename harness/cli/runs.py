@@ -126,7 +126,7 @@ def _drive(plan: RunPlan, store: SQLiteStore, as_json: bool) -> None:
     def on_start(run: RunRecord, services: Services) -> None:
         verb = "resuming" if plan.run else "started"
         err.print(f"{verb} run [bold]{run.id}[/]: {run.scaffold} on {run.task}, {total} iterations")
-        if plan.config.llm.provider == "offline" and not (plan.api_base or plan.models):
+        if services.llm_provider == "offline":
             err.print(f"[yellow]{OFFLINE_NOTICE}[/]")
         else:
             err.print(f"LLM: {services.llm_description}")

@@ -10,6 +10,9 @@ does not name a provider but an endpoint or a model is named (``llm.api_base``, 
 ``--model``), the provider is ``openai``.  Environment variables alone never switch a run
 online: a stray ``OPENAI_API_KEY`` must not make the quickstart spend money.
 
+A run stores :meth:`ResolvedLLM.as_config` (provider explicit, endpoint and models resolved),
+so resuming it resolves to the same endpoint without flags and whatever the environment says.
+
 Secrets never live in the config: ``api_key`` is rejected with a message naming
 ``api_key_env``, and :class:`ResolvedLLM` keeps the key out of its ``repr``.
 """
@@ -144,6 +147,25 @@ class ResolvedLLM:
     max_cost: float | None = None
     offline: OfflineConfig = field(default_factory=OfflineConfig)
     notes: tuple[str, ...] = ()
+
+    def as_config(self) -> LLMConfig:
+        """The settings to store with a run: the provider explicit, the endpoint and models as
+        resolved (CLI flags and environment folded in), never the key.  Resolving the result
+        again with no flags gives these same settings, so a resumed run talks to the same
+        endpoint and models."""
+        return LLMConfig(
+            provider=self.provider,
+            api_base=self.api_base if self.provider == "openai" else None,
+            api_key_env=self.api_key_env,
+            models=list(self.models),
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            retry_backoff_s=self.retry_backoff_s,
+            send_seed=self.send_seed,
+            max_total_tokens=self.max_total_tokens,
+            max_cost=self.max_cost,
+            offline=self.offline,
+        )
 
     def describe(self) -> str:
         """One line for logs and the CLI; never includes the key."""
