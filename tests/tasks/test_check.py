@@ -24,6 +24,11 @@ from harness.evaluation.check import (
     lying_source,
     variant_source,
 )
+from harness.evaluation.check._variants import (
+    ABSENT_PART_MARKER,
+    NO_REPORTED_VALUE_MARKER,
+    PARTIAL_NAN_VARIANTS,
+)
 from harness.evaluation.task import Task, load_task
 from harness.sandbox.protocol import Job
 
@@ -66,6 +71,31 @@ def test_lying_variant_inflates_scalars_only() -> None:
     assert arr.tolist() == [1.0, 2.0] and scalar > 3.0
     _, low = _run(lying_source(SEED, "solve", "minimize"))
     assert low < 3.0
+
+
+def test_partial_nan_variants_poison_one_part_each(capfd) -> None:
+    seed = (
+        "import numpy as np\n\n"
+        "def solve():\n    return np.array([1, 2]), {'r': [3.0, [4.0]]}, 5.0\n"
+    )
+    arr, parts, scalar = _run(variant_source(seed, "solve", "nan_in_part_1"))
+    assert math.isnan(arr[0]) and arr[1] == 2.0 and parts == {"r": [3.0, [4.0]]} and scalar == 5.0
+    arr, parts, scalar = _run(variant_source(seed, "solve", "nan_in_part_2"))
+    assert arr.tolist() == [1, 2] and math.isnan(parts["r"][0]) and parts["r"][1] == [4.0]
+    assert ABSENT_PART_MARKER not in capfd.readouterr().err
+    # No third part: the answer comes back intact, and the variant says so.
+    assert _run(variant_source(seed, "solve", "nan_in_part_3"))[2] == 5.0
+    assert ABSENT_PART_MARKER in capfd.readouterr().err
+
+
+def test_small_lies_move_only_a_trailing_reported_value(capfd) -> None:
+    arr, value = _run(lying_source(SEED, "solve", "maximize", 1e-6))
+    assert arr.tolist() == [1.0, 2.0] and value == pytest.approx(3.0 + 3e-6, rel=1e-12)
+    assert _run(lying_source(SEED, "solve", "minimize", 1e-3))[1] == pytest.approx(2.997)
+    assert NO_REPORTED_VALUE_MARKER not in capfd.readouterr().err
+    lone = "def solve():\n    return 0.5\n"
+    assert _run(lying_source(lone, "solve", "maximize", 1e-3)) == 0.5
+    assert NO_REPORTED_VALUE_MARKER in capfd.readouterr().err
 
 
 def test_variants_wrap_entry_points_that_take_arguments() -> None:
@@ -219,13 +249,15 @@ async def test_lying_variant_runs_only_when_the_probe_finds_a_reported_scalar() 
         c for c in (await _fake_check(found, task)).checks if c.name == "recomputes_reported"
     )
     assert lying.status == "pass" and lying.data["scalars"] == 2
-    assert found.started.index("lying") > found.started.index("probe")
+    lies = [label for label in found.started if label.startswith("lying-")]
+    assert lies == ["lying-gross", "lying-1e-09", "lying-1e-06", "lying-0.001"]
+    assert found.started.index("lying-gross") > found.started.index("probe")
 
     arrays_only = _FakeSandbox(task, scalars=0)
     report = await _fake_check(arrays_only, task)
     lying = next(c for c in report.checks if c.name == "recomputes_reported")
     assert lying.status == "skip" and "returns only arrays" in lying.detail
-    assert "lying" not in arrays_only.started
+    assert not [label for label in arrays_only.started if label.startswith("lying-")]
 
 
 async def test_failing_seed_skips_every_check_that_compares_with_it() -> None:
@@ -262,7 +294,7 @@ async def test_weak_evaluator_fails_naming_the_checks(local_backend) -> None:
     assert status["recomputes_reported"] == "fail"
     failed = {c.name: c.detail for c in report.checks if c.status == "fail"}
     assert set(failed) == {"rejects_returns_nan", "recomputes_reported"}
-    assert "trusts a reported value" in failed["recomputes_reported"]
+    assert "trusts a value the program reports" in failed["recomputes_reported"]
     # The other broken candidates are still caught (by the sandbox or the evaluator).
     assert status["rejects_infinite_loop"] == "pass" and status["rejects_lying_object"] == "pass"
 
@@ -275,7 +307,10 @@ async def test_shipped_task_passes_on_the_local_backend(local_backend) -> None:
     assert status["rejects_reads_task_files"] == "skip"
     assert status["rejects_forges_runner_output"] == "skip"
     assert status["recomputes_reported"] == "pass"
-    assert report.count("pass") == len(report.checks) - 2
+    # Its answer (x, y, value) holds no list or array to poison with a single NaN.
+    partial = {f"rejects_{k}" for k in PARTIAL_NAN_VARIANTS}
+    assert {status[name] for name in partial} == {"skip"}
+    assert report.count("pass") == len(report.checks) - 2 - len(partial)
 
 
 async def test_compat_folder_reports_what_it_cannot_check(local_backend) -> None:
@@ -283,8 +318,14 @@ async def test_compat_folder_reports_what_it_cannot_check(local_backend) -> None
     skipped = {c.name: c.detail for c in report.checks if c.status == "skip"}
     assert "synthesised" in skipped["card"]
     assert "compat mode" in skipped["rejects_reads_task_files"]
-    assert set(skipped) == {"card", "rejects_reads_task_files", "rejects_forges_runner_output"}
-    assert report.to_dict()["summary"]["skip"] == 3
+    partial = {f"rejects_{k}" for k in PARTIAL_NAN_VARIANTS}  # its answer is one number
+    assert set(skipped) == {
+        "card",
+        "rejects_reads_task_files",
+        "rejects_forges_runner_output",
+        *partial,
+    }
+    assert report.to_dict()["summary"]["skip"] == 3 + len(partial)
     # A well-behaved OpenEvolve-style evaluator passes every check that applies to it.
     assert report.ok, [c for c in report.checks if c.status == "fail"]
 
@@ -342,3 +383,20 @@ async def test_file_probe_detects_a_backend_that_exposes_task_files(local_backen
     assert check.status == "fail" and (
         "items.json" in check.detail or "reference.json" in check.detail
     )
+
+
+async def test_weak_array_evaluator_fails_on_one_nan_and_on_a_small_lie(local_backend) -> None:
+    """NaN everywhere and a gross lie are caught by this evaluator; one NaN centre and a lie
+    within its "close enough" tolerance are not, and the check names both."""
+    report = await check_task(FIXTURES / "weak_arrays_task", local_backend, runs=2)
+    status = _status(report)
+    failed = {c.name: c.detail for c in report.checks if c.status == "fail"}
+    assert set(failed) == {"rejects_nan_in_part_1", "recomputes_reported"}, failed
+    assert status["rejects_returns_nan"] == "pass"
+    assert status["rejects_nan_in_part_2"] == "pass"  # a NaN radius is caught
+    assert status["rejects_nan_in_part_3"] == "skip"  # (centres, radii, sum): two arrays
+    assert "scored as a success" in failed["rejects_nan_in_part_1"]
+    assert "last value by 1e-09" in failed["recomputes_reported"]
+    # The gross lie alone would have passed it: outside the tolerance, it is recomputed.
+    lies = next(c for c in report.checks if c.name == "recomputes_reported").data["lies"]
+    assert lies["gross"]["metrics"]["combined_score"] == pytest.approx(0.3 / 0.5)

@@ -11,8 +11,9 @@ counted as a pass, and the report is ``ok`` only when nothing failed):
 ``deterministic``       the seed scores identically over several runs
 ``rejects_<variant>``   a battery of broken and adversarial candidates, generated from the seed
                         by wrapping its entry point, all score as failures and never above it
-``recomputes_reported`` a candidate returning the seed's data with every reported scalar
-                        inflated does not score above the seed
+``recomputes_reported`` a candidate returning the seed's data while lying about the values it
+                        reports (grossly, and by 1e-9/1e-6/1e-3 relative on the answer's last
+                        value) never scores above the seed
 
 Everything candidate-side runs in the sandbox through the evaluator driver, with short per-check
 budgets so a whole check stays well under a minute.  Compat (OpenEvolve-style) folders get the

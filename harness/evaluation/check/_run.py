@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from harness.core.records import EvalResult
@@ -28,6 +28,7 @@ from harness.evaluation.check._variants import (
     ISOLATION_VARIANTS,
     PROBE_MODULE,
     PROBE_SOURCE,
+    SMALL_LIES,
     VARIANTS,
     lying_source,
     variant_source,
@@ -128,24 +129,32 @@ class _Jobs:
 
 @dataclass(frozen=True)
 class _Lie:
-    """What the probe found, and the lying variant's result when there was something to inflate."""
+    """What the probe found, and the lying variants' results (label → result)."""
 
     scalars: int
     skip: str = ""
-    result: EvalResult | None = None
+    results: dict[str, EvalResult] = field(default_factory=dict)
 
 
 async def _probe_then_lie(jobs: _Jobs, task: Task, entry: str) -> _Lie:
-    # The lying variant needs a reported scalar to inflate, so the probe counts them first;
-    # chained here, the pair overlaps the battery instead of running after it.
+    # The gross lie needs reported scalars to inflate, so the probe counts them first; chained
+    # here, the lot overlaps the battery instead of running after it.  The small lies (about
+    # the answer's last value only) say themselves when they do not apply.
+    seed = task.initial_program or ""
+    direction = task.card.direction
     answer = await jobs.probe(task, entry)
     if failed(answer):
         return _Lie(-1, f"could not inspect the seed's answer ({brief(answer)})")
     scalars = int(numeric_metrics(answer.metrics).get("scalars", 0))
     if scalars == 0:
         return _Lie(0, f"{entry}() returns only arrays: there is no reported value to inflate")
-    code = lying_source(task.initial_program or "", entry, task.card.direction)
-    return _Lie(scalars, result=await jobs.evaluate(task, code, "lying"))
+    codes = {"gross": lying_source(seed, entry, direction)}
+    for rel in SMALL_LIES:
+        codes[f"{rel:g}"] = lying_source(seed, entry, direction, rel)
+    done = await asyncio.gather(
+        *(jobs.evaluate(task, code, f"lying-{label}") for label, code in codes.items())
+    )
+    return _Lie(scalars, results=dict(zip(codes, done, strict=True)))
 
 
 async def _no_lie(reason: str) -> _Lie:
@@ -266,7 +275,7 @@ async def _sandbox_checks(
             record(CheckResult(f"rejects_{kind}", "skip", skipped[kind]))
         else:
             record(variant_check(kind, results[kind], seed_score))
-    if lie.result is None:
+    if not lie.results:
         record(CheckResult("recomputes_reported", "skip", lie.skip))
     else:
-        record(lying_check(lie.result, seed_score, lie.scalars))
+        record(lying_check(lie.results, seed_score, lie.scalars))

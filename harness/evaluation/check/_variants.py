@@ -14,10 +14,14 @@ import os
 from collections.abc import Mapping
 
 __all__ = [
+    "ABSENT_PART_MARKER",
     "HANGING_VARIANTS",
     "ISOLATION_VARIANTS",
+    "NO_REPORTED_VALUE_MARKER",
+    "PARTIAL_NAN_VARIANTS",
     "PROBE_MODULE",
     "PROBE_SOURCE",
+    "SMALL_LIES",
     "VARIANTS",
     "lying_source",
     "variant_source",
@@ -52,6 +56,58 @@ def _galapagos_check_fill(value, fill):
     return numpy.full(numpy.shape(value), fill, dtype=float)
 
 
+def _galapagos_check_poison(value, part):
+    """``value`` with the first number of its ``part``-th data part (a list or array reached
+    through tuples and dicts, counted from 0) made NaN; everything else untouched."""
+    state = {{"seen": 0}}
+
+    def first_nan(data):
+        # A copy of one list/array whose first number (depth first) is NaN, and whether one was.
+        if isinstance(data, list):
+            out, done = [], False
+            for item in data:
+                if not done:
+                    item, done = first_nan(item)
+                out.append(item)
+            return out, done
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            return float("nan"), True
+        try:
+            import numpy
+        except ImportError:
+            return data, False
+        if isinstance(data, numpy.ndarray) and data.size and data.dtype.kind in "iuf":
+            out = data.astype(float)
+            out.flat[0] = float("nan")
+            return out, True
+        return data, False
+
+    def walk(node):
+        if isinstance(node, tuple):
+            return tuple(walk(v) for v in node)
+        if isinstance(node, dict):
+            return {{k: walk(v) for k, v in node.items()}}
+        try:
+            import numpy
+            is_array = isinstance(node, numpy.ndarray)
+        except ImportError:
+            is_array = False
+        if isinstance(node, list) or is_array:
+            copy, poisoned = first_nan(node)
+            if poisoned:
+                state["seen"] += 1
+                if state["seen"] - 1 == part:
+                    return copy
+        return node
+
+    out = walk(value)
+    if state["seen"] <= part and not globals().get("_galapagos_check_absent_said"):
+        import sys
+        print("{absent}", file=sys.stderr, flush=True)
+        globals()["_galapagos_check_absent_said"] = True
+    return out
+
+
 _galapagos_check_original = {entry}
 
 
@@ -69,6 +125,9 @@ _BODIES: dict[str, str] = {
     'lambda a: _galapagos_check_fill(a, float("inf")))',
     "returns_neg_inf": f'return {_MAP}({_ORIGINAL}, lambda v: float("-inf"), '
     'lambda a: _galapagos_check_fill(a, float("-inf")))',
+    "nan_in_part_1": f"return _galapagos_check_poison({_ORIGINAL}, 0)",
+    "nan_in_part_2": f"return _galapagos_check_poison({_ORIGINAL}, 1)",
+    "nan_in_part_3": f"return _galapagos_check_poison({_ORIGINAL}, 2)",
     # An extra axis is wrong under any shape rule (fixed or free size), unlike a truncation.
     "wrong_shape": f"return {_MAP}({_ORIGINAL}, lambda v: [v, v], lambda a: a[..., None])",
     "wrong_type": f"return {_MAP}({_ORIGINAL}, lambda v: str(v), lambda a: str(a.tolist()))",
@@ -162,6 +221,9 @@ VARIANTS: dict[str, str] = {
     "returns_nan": "every number in the answer is NaN",
     "returns_inf": "every number in the answer is +inf",
     "returns_neg_inf": "every number in the answer is -inf",
+    "nan_in_part_1": "one NaN: the first number of the answer's 1st list/array, the rest intact",
+    "nan_in_part_2": "one NaN: the first number of the answer's 2nd list/array, the rest intact",
+    "nan_in_part_3": "one NaN: the first number of the answer's 3rd list/array, the rest intact",
     "wrong_shape": "every array gains an axis, every scalar becomes a pair",
     "wrong_type": "every number or array in the answer becomes a string",
     "empty_result": "the answer is empty ([] / {} / a zero-length array / None)",
@@ -178,6 +240,12 @@ VARIANTS: dict[str, str] = {
 
 #: Variants that probe the sandbox's isolation rather than the evaluator.
 ISOLATION_VARIANTS = frozenset({"reads_task_files", "forges_runner_output"})
+#: Partial-NaN variants: the k-th data part of the answer gets one NaN (when there is one).
+PARTIAL_NAN_VARIANTS = {"nan_in_part_1": 1, "nan_in_part_2": 2, "nan_in_part_3": 3}
+#: What a partial-NaN variant prints (once) when the answer has fewer data parts than it needs.
+ABSENT_PART_MARKER = "galapagos task check: the answer has no such list/array part"
+#: What a small lie prints (once) when the answer is not a tuple ending in a number.
+NO_REPORTED_VALUE_MARKER = "galapagos task check: the answer reports no value of its own"
 #: Variants that never return: they get a short budget of their own.
 HANGING_VARIANTS = frozenset({"infinite_loop", "sleeps_past_budget"})
 
@@ -199,19 +267,55 @@ def variant_source(
         for rel, data in (task_files or {}).items():
             digests.setdefault(os.path.basename(rel), []).append(hashlib.sha256(data).hexdigest())
         body = body.replace("{digests!r}", repr(digests))
-    return seed + _PRELUDE.format(kind=kind, entry=entry) + "    " + body + "\n"
+    return seed + _prelude(kind, entry) + "    " + body + "\n"
 
 
-def lying_source(seed: str, entry: str, direction: str) -> str:
-    """The seed with every scalar it returns (outside arrays) inflated in the flattering way."""
-    # Maximisation: a liar reports more; minimisation: less.  Arrays (the data) are untouched.
-    inflate = (
-        "abs(v) * 10 + 10" if direction == "maximize" else ("v / 10 if v > 0 else v * 10 - 10")
-    )
-    body = _LIE_BODY.format(map=_MAP, original=_ORIGINAL, inflate=inflate)
-    return (
-        seed + _PRELUDE.format(kind="reports_inflated_values", entry=entry) + "    " + body + "\n"
-    )
+def _prelude(kind: str, entry: str) -> str:
+    return _PRELUDE.format(kind=kind, entry=entry, absent=ABSENT_PART_MARKER)
+
+
+#: Relative sizes of the small lies about the answer's last value (see :func:`lying_source`).
+SMALL_LIES = (1e-9, 1e-6, 1e-3)
+
+_SMALL_LIE_BODY = """out = {original}
+    try:
+        import numpy
+        scalar_types = (int, float, numpy.generic)
+    except ImportError:
+        scalar_types = (int, float)
+    if isinstance(out, tuple) and len(out) >= 2 and isinstance(out[-1], scalar_types) \\
+            and not isinstance(out[-1], bool):
+        v = float(out[-1])
+        out = out[:-1] + (v {sign} {rel!r} * max(abs(v), 1.0),)
+    elif not globals().get("_galapagos_check_absent_said"):
+        import sys
+        print({marker!r}, file=sys.stderr, flush=True)
+        globals()["_galapagos_check_absent_said"] = True
+    return out"""
+
+
+def lying_source(seed: str, entry: str, direction: str, rel: float | None = None) -> str:
+    """The seed lying about what it reports, in the flattering direction.
+
+    Without ``rel``: every scalar it returns outside arrays is inflated grossly (× 10 + 10), the
+    data arrays untouched.  With ``rel``: only the last element of a returned tuple, the
+    reported value by the convention of ``run_packing() -> (centers, radii, sum_radii)``, moves
+    by ``rel`` relative, small enough to slip through a "close enough to what I recompute" test.
+    """
+    if rel is None:
+        # Maximisation: a liar reports more; minimisation: less.
+        inflate = (
+            "abs(v) * 10 + 10" if direction == "maximize" else "v / 10 if v > 0 else v * 10 - 10"
+        )
+        body = _LIE_BODY.format(map=_MAP, original=_ORIGINAL, inflate=inflate)
+        label = "gross"
+    else:
+        sign = "+" if direction == "maximize" else "-"
+        body = _SMALL_LIE_BODY.format(
+            original=_ORIGINAL, sign=sign, rel=rel, marker=NO_REPORTED_VALUE_MARKER
+        )
+        label = f"{rel:g}"
+    return seed + _prelude(f"reports_inflated_values_{label}", entry) + "    " + body + "\n"
 
 
 #: Module name of the probe evaluator in its job (never a name a task ships).

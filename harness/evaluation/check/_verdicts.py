@@ -15,7 +15,12 @@ from typing import Any
 from harness.core.records import EvalResult
 from harness.core.scoring import get_score, is_failure, numeric_metrics
 from harness.evaluation.check._report import CheckResult
-from harness.evaluation.check._variants import VARIANTS
+from harness.evaluation.check._variants import (
+    ABSENT_PART_MARKER,
+    NO_REPORTED_VALUE_MARKER,
+    PARTIAL_NAN_VARIANTS,
+    VARIANTS,
+)
 from harness.evaluation.task import Task
 
 __all__ = [
@@ -130,6 +135,11 @@ def variant_check(kind: str, result: EvalResult, seed_score: float) -> CheckResu
     data = {"status": result.status, "metrics": dict(result.metrics)}
     if failed(result):
         return CheckResult(name, "pass", f"{what} → {brief(result)}", data)
+    if kind in PARTIAL_NAN_VARIANTS and ABSENT_PART_MARKER in result.stderr_tail:
+        part = PARTIAL_NAN_VARIANTS[kind]
+        return CheckResult(
+            name, "skip", f"the answer has fewer than {part} list/array part(s) to poison", data
+        )
     score = get_score(result.metrics)
     worse = " — ABOVE the seed" if score > seed_score else ""
     if kind == "reads_task_files":
@@ -150,35 +160,52 @@ def variant_check(kind: str, result: EvalResult, seed_score: float) -> CheckResu
     )
 
 
-def lying_check(result: EvalResult, seed_score: float, scalars: int) -> CheckResult:
-    """``recomputes_reported``: inflating the reported scalars did not raise the score."""
+def lying_check(results: Mapping[str, EvalResult], seed_score: float, scalars: int) -> CheckResult:
+    """``recomputes_reported``: no lie about reported values raised the score.
+
+    ``results`` maps a lie to its result: ``gross`` (every reported scalar inflated) and the
+    relative sizes of the small lies about the answer's last value (``1e-09`` …), which catch an
+    evaluator that takes the reported value when it is "close enough" to its own.
+    """
     name = "recomputes_reported"
-    data = {"status": result.status, "metrics": dict(result.metrics), "scalars": scalars}
-    if result.status not in ("ok", "invalid"):
-        return CheckResult(
-            name, "fail", f"inconclusive: the lying variant did not finish ({brief(result)})", data
+    data: dict[str, Any] = {
+        "scalars": scalars,
+        "lies": {k: {"status": r.status, "metrics": dict(r.metrics)} for k, r in results.items()},
+    }
+    told: list[str] = []
+    for label, result in results.items():
+        what = (
+            f"inflating the {scalars} scalar(s) the entry point reports"
+            if label == "gross"
+            else f"moving the answer's last value by {label} (relative) in the flattering way"
         )
-    if is_failure(result.metrics, result.artifacts):
-        return CheckResult(
-            name,
-            "pass",
-            f"{scalars} reported scalar(s) inflated → rejected ({brief(result)})",
-            data,
-        )
-    score = get_score(result.metrics)
-    if score > seed_score + 1e-12 * max(1.0, abs(seed_score)):
-        return CheckResult(
-            name,
-            "fail",
-            f"inflating the {scalars} scalar(s) the entry point reports raised combined_score "
-            f"from {seed_score:.9g} to {score:.9g}: the evaluator trusts a reported value "
-            "instead of recomputing it from the returned data",
-            data,
-        )
+        if result.status not in ("ok", "invalid"):
+            return CheckResult(
+                name,
+                "fail",
+                f"inconclusive: the lie '{label}' did not finish ({brief(result)})",
+                data,
+            )
+        if label != "gross" and NO_REPORTED_VALUE_MARKER in result.stderr_tail:
+            told.append(f"{label}: n/a (the answer is not a tuple ending in a number)")
+            continue
+        if is_failure(result.metrics, result.artifacts):
+            told.append(f"{label}: rejected")
+            continue
+        score = get_score(result.metrics)
+        if score > seed_score + 1e-12 * max(1.0, abs(seed_score)):
+            return CheckResult(
+                name,
+                "fail",
+                f"{what} raised combined_score from {seed_score:.12g} to {score:.12g}: the "
+                "evaluator trusts a value the program reports instead of recomputing it from the "
+                "returned data",
+                data,
+            )
+        told.append(f"{label}: {score:.9g}")
     return CheckResult(
         name,
         "pass",
-        f"{scalars} reported scalar(s) inflated → combined_score "
-        f"{score:.9g} (seed {seed_score:.9g}): recomputed",
+        f"lies about reported values never beat the seed ({seed_score:.9g}): " + "; ".join(told),
         data,
     )
