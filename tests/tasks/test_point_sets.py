@@ -205,7 +205,8 @@ def test_degenerate_sets_are_invalid_for_convex(points) -> None:
 def test_scaling_cannot_bend_the_rounding(name: str, scale: float) -> None:
     # Points shrunk until squared distances / cross products underflow into subnormals (or blown
     # up near overflow) once scored above the seed's true value; the scorer rescales first.
-    evaluator = {"minmax_distance_2d": mm2, "minmax_distance_3d": mm3, "heilbronn_convex": cvx}[name]
+    evaluators = {"minmax_distance_2d": mm2, "minmax_distance_3d": mm3, "heilbronn_convex": cvx}
+    evaluator = evaluators[name]
     points = seed_output(name)
     honest = evaluator.score_points(points)["combined_score"]
     scaled = evaluator.score_points(points * scale)
