@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -66,6 +67,8 @@ class RunPlan:
     run: RunRecord | None = None  # set when resuming
     #: What resolving the endpoint overrode (shown as notices when the run starts).
     notes: tuple[str, ...] = ()
+    #: Budget caps a resume changes: ``{"max_total_tokens": {"from": old, "to": new}, …}``.
+    budget_change: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -116,7 +119,23 @@ def plan_run(
     return RunPlan(spec, config, loaded_task, notes=resolved.notes)
 
 
-def plan_resume(store: SQLiteStore, run_id: str) -> RunPlan:
+def plan_resume(
+    store: SQLiteStore,
+    run_id: str,
+    *,
+    max_total_tokens: int | None = None,
+    max_cost: float | None = None,
+) -> RunPlan:
+    """Check that ``run_id`` can continue; optionally give it new budget caps.
+
+    A new cap must be above what the run has already used (or it would stop at once); it is
+    stored with the run and recorded as a ``budget_changed`` event by the first iteration the
+    resumed run commits.
+    """
+    if max_total_tokens is not None and max_total_tokens <= 0:
+        raise ConfigError(f"--max-tokens {max_total_tokens}: give a number of tokens above 0")
+    if max_cost is not None and not (math.isfinite(max_cost) and max_cost > 0):
+        raise ConfigError(f"--max-cost {max_cost}: give a finite cost above 0")
     run = store.get_run(run_id)
     if run.status == "completed":
         raise ConfigError(f"run {run.id} already completed all {run.max_iterations} iterations")
@@ -129,6 +148,7 @@ def plan_resume(store: SQLiteStore, run_id: str) -> RunPlan:
     except ValidationError as exc:  # a config stored by another Galapagos version
         detail = format_validation_error(exc, model)
         raise ConfigError(f"stored config of run {run.id} no longer validates: {detail}") from exc
+    config, change = _new_caps(run, config, max_total_tokens, max_cost)
     task_ref = run.task_path if run.task_path and Path(run.task_path).is_dir() else run.task
     task = load_task(task_ref)
     if run.task_hash and task.digest() != run.task_hash:
@@ -136,7 +156,46 @@ def plan_resume(store: SQLiteStore, run_id: str) -> RunPlan:
             f"task {task.name} changed since run {run.id} started (its files differ); "
             "a resumed run would not be comparable — start a new run instead"
         )
-    return RunPlan(spec, config, task, run=run)
+    return RunPlan(spec, config, task, run=run, budget_change=change)
+
+
+def _new_caps(
+    run: RunRecord, config: RunConfig, max_total_tokens: int | None, max_cost: float | None
+) -> tuple[RunConfig, dict[str, Any]]:
+    """``config`` with the requested caps, and what changed; refuses caps already spent."""
+    llm = config.llm
+    if max_total_tokens is not None and max_total_tokens <= run.tokens:
+        raise ConfigError(
+            f"--max-tokens {max_total_tokens} would stop run {run.id} at once: it has used "
+            f"{run.tokens} tokens; pass a larger cap"
+        )
+    if max_cost is not None and max_cost <= run.cost:
+        raise ConfigError(
+            f"--max-cost {max_cost:g} would stop run {run.id} at once: it has spent "
+            f"{run.cost:.4f}; pass a larger cap"
+        )
+    tokens_cap = llm.max_total_tokens if max_total_tokens is None else max_total_tokens
+    cost_cap = llm.max_cost if max_cost is None else max_cost
+    if tokens_cap is not None and run.tokens >= tokens_cap:
+        raise ConfigError(
+            f"run {run.id} has spent its token budget ({run.tokens} of llm.max_total_tokens="
+            f"{tokens_cap}); resume it with --max-tokens N, N above {run.tokens}"
+        )
+    if cost_cap is not None and run.cost >= cost_cap:
+        raise ConfigError(
+            f"run {run.id} has spent its cost budget ({run.cost:.4f} of llm.max_cost="
+            f"{cost_cap:g}); resume it with --max-cost X, X above {run.cost:.4f}"
+        )
+    change: dict[str, Any] = {}
+    if max_total_tokens is not None and max_total_tokens != llm.max_total_tokens:
+        change["max_total_tokens"] = {"from": llm.max_total_tokens, "to": max_total_tokens}
+    if max_cost is not None and max_cost != llm.max_cost:
+        change["max_cost"] = {"from": llm.max_cost, "to": max_cost}
+    if not change:
+        return config, change
+    caps = {"max_total_tokens": tokens_cap, "max_cost": cost_cap}
+    new_llm = type(llm).model_validate({**llm.model_dump(), **caps})
+    return config.model_copy(update={"llm": new_llm}), change
 
 
 def _upgrade_stored(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -268,6 +327,12 @@ async def _drive(
     )
     if plan.run is not None:
         controller.restore()
+        if plan.budget_change:
+            controller.note(
+                "budget_changed",
+                run_updates={"config": plan.config.model_dump(mode="json")},
+                **plan.budget_change,
+            )
     if on_start:
         on_start(store.get_run(run.id), services)
     watcher = asyncio.create_task(_watch(stop, controller)) if stop else None

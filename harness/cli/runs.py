@@ -99,12 +99,28 @@ def run(
 @guard
 def resume(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            help="New llm.max_total_tokens cap, above the tokens the run has used.",
+        ),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", help="New llm.max_cost cap, above the cost the run has spent."),
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Continue a stopped run exactly where its last committed iteration left it."""
+    """Continue a stopped run exactly where its last committed iteration left it.
+
+    A run stopped by its budget continues with a new cap (--max-tokens, --max-cost); the
+    change is stored with the run and recorded as a budget_changed event.
+    """
     st = open_store(store)
-    _drive(plan_resume(st, run_id), st, as_json)
+    plan = plan_resume(st, run_id, max_total_tokens=max_tokens, max_cost=max_cost)
+    _drive(plan, st, as_json)
 
 
 def _drive(plan: RunPlan, store: SQLiteStore, as_json: bool) -> None:

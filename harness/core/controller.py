@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,7 @@ from harness.core._iteration import ChatModel, HookCtx, IterationBuffer, LLMHand
 from harness.core.config import GeneralConfig
 from harness.core.errors import BudgetExhausted, LLMError
 from harness.core.prompt import PromptContext
-from harness.core.records import Attempt, IterationOutcome, Program, Selection
+from harness.core.records import Attempt, Event, IterationOutcome, Program, Selection
 from harness.core.rng import make_rng, rng_from_state, rng_state
 from harness.core.scaffold import Scaffold
 from harness.core.scoring import get_score, is_failure
@@ -108,6 +108,8 @@ class Controller:
         self.evaluations = 0
         self._done: set[int] = set()
         self._stop = False
+        self._notes: list[tuple[str, dict[str, Any]]] = []
+        self._note_updates: dict[str, Any] = {}
 
     # -- public -----------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -136,6 +138,14 @@ class Controller:
             raise
         self.store.update_run(self.run.id, status=status, error=error)
         return self.summary(status)
+
+    def note(
+        self, kind: str, *, run_updates: Mapping[str, Any] | None = None, **payload: Any
+    ) -> None:
+        """An event from outside the loop (e.g. budget caps a resume changed), committed with
+        the next iteration together with ``run_updates`` to the run record (one transaction)."""
+        self._notes.append((kind, payload))
+        self._note_updates.update(run_updates or {})
 
     def restore(self) -> None:
         """Load programs and the latest checkpoint of ``self.run`` from the store."""
@@ -394,6 +404,9 @@ class Controller:
 
     def _commit(self, buffer: IterationBuffer, status: str, started: float) -> None:
         self._done.add(buffer.iteration)
+        notes = [Event(buffer.iteration, kind, payload) for kind, payload in self._notes]
+        buffer.events[:0] = notes
+        self._notes.clear()
         best = self.best
         state = {
             "scaffold": self.scaffold.state_dict(),
@@ -414,7 +427,9 @@ class Controller:
             "prompt_tokens": self.meter.prompt_tokens,
             "completion_tokens": self.meter.completion_tokens,
             "cost": self.meter.cost,
+            **self._note_updates,
         }
+        self._note_updates = {}
         self.store.commit_iteration(
             IterationCommit(
                 run_id=self.run.id,

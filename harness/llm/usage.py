@@ -22,8 +22,9 @@ class UsageMeter:
     """Running totals of a run's LLM usage, checked against optional caps.
 
     ``check()`` is called before every call and raises :class:`BudgetExhausted` once a cap is
-    reached; a call already in flight is still recorded, so a run may overshoot by at most the
-    calls in flight.  Totals round-trip through ``state_dict`` so a resumed run keeps its budget.
+    reached.  A call's tokens are known only when it returns, so a call that starts under the
+    cap may end over it; the overshoot is at most the calls in flight (one, in a sequential
+    run).  Totals round-trip through ``state_dict`` so a resumed run keeps its budget.
     """
 
     max_total_tokens: int | None = None
@@ -42,13 +43,15 @@ class UsageMeter:
         if self.max_total_tokens is not None and self.total_tokens >= self.max_total_tokens:
             return (
                 f"LLM token budget spent: {self.total_tokens} of llm.max_total_tokens="
-                f"{self.max_total_tokens} tokens used over {self.calls} calls; raise the cap "
-                "to continue (resume keeps the totals)"
+                f"{self.max_total_tokens} tokens used over {self.calls} calls; continue with "
+                f"`galapagos resume RUN_ID --max-tokens N` (N above {self.total_tokens}; the "
+                "totals carry over)"
             )
         if self.max_cost is not None and self.cost >= self.max_cost:
             return (
                 f"LLM cost budget spent: {self.cost:.4f} of llm.max_cost={self.max_cost:g} used "
-                f"over {self.calls} calls; raise the cap to continue (resume keeps the totals)"
+                f"over {self.calls} calls; continue with `galapagos resume RUN_ID --max-cost X` "
+                f"(X above {self.cost:.4f}; the totals carry over)"
             )
         return ""
 
@@ -71,7 +74,8 @@ class UsageMeter:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore totals; the caps stay as configured (a resume may raise them)."""
+        """Restore totals; the caps stay as configured (``resume --max-tokens/--max-cost``
+        may have changed them)."""
         self.prompt_tokens = int(state["prompt_tokens"])
         self.completion_tokens = int(state["completion_tokens"])
         self.cost = float(state["cost"])

@@ -304,6 +304,8 @@ class SQLiteStore:
                     )
                 if commit.run_updates:
                     updates = dict(commit.run_updates, updated_at=now)
+                    if "config" in updates:
+                        updates["config"] = _dumps(updates["config"])
                     sets = ", ".join(f"{k} = ?" for k in updates)
                     conn.execute(
                         f"UPDATE runs SET {sets} WHERE id = ?", [*updates.values(), run_id]
