@@ -12,6 +12,12 @@ Two passes over the source, nothing is executed:
    ``setattr``/``delattr``/``input``/``breakpoint``; ``getattr``/``hasattr`` only with a
    literal, non-dunder name (the static equivalent of ``obj.name``); no numpy file I/O or
    ctypes attributes; no assignment to attributes of imported modules (``np.allclose = …``).
+   What a strategy reaches through an allowed module is resolved on the host (the allowed
+   modules are trusted libraries): a private attribute (``random._os``) or one that is itself a
+   module outside the allow-list (``logging.os``, ``dataclasses.sys``) is refused, whether
+   written as ``mod.name``, ``from mod import name`` or ``getattr(mod, "name")``; and
+   ``operator.attrgetter``/``methodcaller`` are accepted only when called directly with literal,
+   non-underscore names (they are string-keyed attribute access).
 
 A rejection carries readable, line-numbered reasons that are fed back to the meta-LLM.  What
 passes still runs only inside a locked-down container (RestrictedPython is not a sandbox).
@@ -20,8 +26,11 @@ passes still runs only inside a locked-down container (RestrictedPython is not a
 from __future__ import annotations
 
 import ast
+import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
 
 from RestrictedPython import compile_restricted_exec
 from RestrictedPython.transformer import ALLOWED_FUNC_NAMES, RestrictingNodeTransformer
@@ -148,6 +157,9 @@ DUNDER_METHODS = frozenset(
     }
 )
 DUNDER_ATTRS = frozenset({"__init__", "__post_init__", "__name__"})
+#: String-keyed attribute access: only a direct call with literal, public names passes.
+STRING_GETTERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
+_MISSING = object()
 MAX_CHARS = 200_000
 
 
@@ -188,6 +200,32 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__") and name != "_"
 
 
+@cache
+def _host_module(name: str) -> ModuleType | None:
+    """An allowed module imported on the host, to see what its attributes are (or None)."""
+    try:
+        return importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - e.g. the skydiscover shims exist only in the image
+        return None
+
+
+def _resolve(path: str, allowed: frozenset[str]) -> object:
+    """The object ``path`` (``module.attr.attr``) names on the host, or ``_MISSING``."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        head = ".".join(parts[:cut])
+        if head in allowed:
+            obj: object = _host_module(head)
+            if obj is None:
+                return _MISSING
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr, _MISSING)
+                if obj is _MISSING:
+                    return _MISSING
+            return obj
+    return _MISSING
+
+
 class _StrategyTransformer(RestrictingNodeTransformer):
     """RestrictedPython's rules, minus the ban on single-underscore names."""
 
@@ -218,6 +256,8 @@ class _Policy(ast.NodeVisitor):
         self.allowed = allowed
         self.findings: list[Finding] = []
         self.modules: dict[str, str] = {}  # local alias → module
+        self.functions: dict[str, str] = {}  # local alias → a STRING_GETTERS function
+        self.called: set[int] = set()  # ids of STRING_GETTERS references called directly
 
     def flag(self, node: ast.AST, message: str) -> None:
         self.findings.append(Finding(getattr(node, "lineno", 0), message))
@@ -245,14 +285,44 @@ class _Policy(ast.NodeVisitor):
             return
         for alias in node.names:
             full = f"{module}.{alias.name}"
-            if module == "numpy" and alias.name in NUMPY_DENIED:
-                self.flag(node, f"'numpy.{alias.name}' is not allowed (file I/O or native code)")
-            elif full in self.allowed or module.startswith("numpy"):
-                self.modules[alias.asname or alias.name] = full
+            if alias.name == "*":
+                self.flag(node, f"'from {module} import *' is not allowed (name what you use)")
+            elif self._module_attribute(node, module, alias.name):
+                if full in self.allowed or module.startswith("numpy"):
+                    self.modules[alias.asname or alias.name] = full
+                elif full in STRING_GETTERS:
+                    self.functions[alias.asname or alias.name] = full
+
+    def _module_attribute(self, node: ast.AST, module: str, attr: str) -> bool:
+        """Check ``module.attr`` (``module`` an allowed module or below one); False if refused."""
+        root = module.split(".")[0]
+        path = f"{module}.{attr}"
+        if attr in ANY_DENIED:
+            self.flag(node, f"'.{attr}' is not allowed (file output)")
+        elif root == "numpy" and attr in NUMPY_DENIED:
+            self.flag(node, f"'{path}' is not allowed (file I/O or native code)")
+        elif root == "logging" and attr in LOGGING_DENIED:
+            self.flag(node, f"'{path}' is not allowed (files or sockets)")
+        elif _private(attr):
+            self.flag(node, f"'{path}' is a private attribute of a module; use its public API")
+        else:
+            value = _resolve(path, self.allowed)
+            if not isinstance(value, ModuleType) or path in self.allowed:
+                return True
+            if value.__name__ in self.allowed:
+                return True
+            why = WHY.get(value.__name__.split(".")[0])
+            self.flag(
+                node,
+                f"'{path}' is the module {value.__name__!r}, which strategies may not use"
+                + (f" ({why})" if why else ""),
+            )
+        return False
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in FORBIDDEN_NAMES:
             self.flag(node, f"{node.id!r} is not allowed in a strategy")
+        self._uncalled_getter(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -262,7 +332,35 @@ class _Policy(ast.NodeVisitor):
                 self.flag(node, f"{func.id}() needs a literal attribute name (no dynamic lookup)")
             elif name.value.startswith("__"):
                 self.flag(node, f"{func.id}() of the dunder {name.value!r} is not allowed")
+            else:
+                module = self._module_of(node.args[0]) if node.args else None
+                if module is not None:
+                    self._module_attribute(node, module, name.value)
+        getter = self._string_getter(func)
+        if getter is not None:
+            self.called.add(id(func))
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                if getter.endswith("methodcaller") and arg is not node.args[0]:
+                    continue  # methodcaller's later arguments are the call's, not names
+                literal = isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+                if not literal or any(p.startswith("_") for p in arg.value.split(".")):
+                    self.flag(node, f"{getter}() needs literal, public attribute names")
+                    break
         self.generic_visit(node)
+
+    def _string_getter(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            return self.functions.get(node.id)
+        if isinstance(node, ast.Attribute):
+            module = self._module_of(node.value)
+            path = f"{module}.{node.attr}" if module else None
+            return path if path in STRING_GETTERS else None
+        return None
+
+    def _uncalled_getter(self, node: ast.expr) -> None:
+        getter = self._string_getter(node)
+        if getter is not None and id(node) not in self.called:
+            self.flag(node, f"{getter} may only be called directly, with literal names")
 
     def _module_of(self, node: ast.expr) -> str | None:
         if isinstance(node, ast.Name):
@@ -274,13 +372,11 @@ class _Policy(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         module = self._module_of(node.value)
-        root = module.split(".")[0] if module else None
-        if node.attr in ANY_DENIED:
+        if module is not None:
+            self._module_attribute(node, module, node.attr)
+        elif node.attr in ANY_DENIED:
             self.flag(node, f"'.{node.attr}' is not allowed (file output)")
-        elif root == "numpy" and node.attr in NUMPY_DENIED:
-            self.flag(node, f"'{module}.{node.attr}' is not allowed (file I/O or native code)")
-        elif root == "logging" and node.attr in LOGGING_DENIED:
-            self.flag(node, f"'{module}.{node.attr}' is not allowed (files or sockets)")
+        self._uncalled_getter(node)
         if isinstance(node.ctx, ast.Store | ast.Del) and module is not None:
             self.flag(
                 node, f"assigning to '{module}.{node.attr}' (a module attribute) is not allowed"

@@ -89,6 +89,25 @@ def test_the_seed_strategy_and_ordinary_llm_code_pass() -> None:
         ("a.tofile('x')\n", "'.tofile' is not allowed"),
         ("import logging\nlogging.FileHandler('x')\n", "'logging.FileHandler' is not allowed"),
         ("def f(:\n", "syntax error"),
+        # What an allowed module leads to (resolved on the host): the review's bypasses.
+        ("import logging\nlogging.os.system('x')\n", "'logging.os' is the module 'os'"),
+        ("import dataclasses\nm = dataclasses.sys.modules\n", "'dataclasses.sys' is the module"),
+        ("import random\ne = random._os.environ\n", "'random._os' is a private attribute"),
+        ("import collections\nm = collections._sys\n", "'collections._sys' is a private"),
+        ("from random import _os\n", "'random._os' is a private attribute"),
+        ("from logging import FileHandler\n", "'logging.FileHandler' is not allowed"),
+        ("from typing import sys\n", "'typing.sys' is the module 'sys'"),
+        ("from math import *\n", "'from math import *' is not allowed"),
+        ("import numpy as np\nf = getattr(np, 'fromfile')\n", "'numpy.fromfile' is not allowed"),
+        ("import logging\nm = getattr(logging, 'os')\n", "'logging.os' is the module 'os'"),
+        ("import numpy as np\nc = np.core\n", "'numpy.core' is the module"),
+        (
+            "import operator\ng = operator.attrgetter('__globals__')(f)\n",
+            "operator.attrgetter() needs literal, public attribute names",
+        ),
+        ("import operator\ng = operator.attrgetter(name)\n", "needs literal, public"),
+        ("from operator import methodcaller\nm = methodcaller('_x')\n", "needs literal, public"),
+        ("from operator import attrgetter as a\nget = a\n", "may only be called directly"),
     ],
 )
 def test_each_rule_rejects_with_a_readable_reason(source: str, expected: str) -> None:
@@ -129,3 +148,16 @@ def test_imports_are_limited_to_the_allow_list() -> None:
 def test_oversized_sources_are_refused_without_parsing() -> None:
     result = prefilter("x = 1\n" * 50_000)
     assert not result.ok and "characters" in result.reason()
+
+
+def test_public_module_api_and_literal_getters_pass() -> None:
+    source = (
+        "import collections\nimport numpy as np\nimport operator\n"
+        "from operator import attrgetter, itemgetter\n"
+        "rng = np.random.default_rng(0)\nv = np.linalg.norm(np.ones(2))\n"
+        "m = collections.abc.Mapping\nd = collections.defaultdict(list)\n"
+        "key = attrgetter('score', 'meta.iteration')\nk2 = itemgetter(0)\n"
+        "call = operator.methodcaller('get', '__not_a_name__')\n"
+        "e = getattr(np, 'pi')\n"
+    )
+    assert prefilter(source).ok, prefilter(source).reason()
