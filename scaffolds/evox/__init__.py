@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.components.canonical import DiffProposerConfig, build_proposer
-from harness.components.population import InMemoryPopulation, InMemoryPopulationConfig
+from harness.components.population import InMemoryPopulation
 from harness.components.prompt import DefaultPromptBuilder, DefaultPromptConfig
 from harness.core.config import RunConfig
 from harness.core.registry import BuildEnv, ScaffoldSpec
@@ -25,7 +25,7 @@ from harness.evox.sandbox import StrategyFactory, make_factory
 from harness.evox.scoring import switch_interval
 from harness.evox.strategies import SeedStrategy
 from harness.llm.offline.strategy_faults import directive
-from scaffolds.evox.config import EvolvedSamplerConfig, StrategyHistoryConfig
+from scaffolds.evox.config import EvolvedSamplerConfig, EvoxPopulationConfig, StrategyHistoryConfig
 from scaffolds.evox.policy import EvolvedStrategySampler
 from scaffolds.evox.scaffold import EvoxScaffold, EvoxState
 
@@ -45,7 +45,7 @@ def build_evox(config: RunConfig, env: BuildEnv, factory: StrategyFactory) -> Ev
     pop_cfg, prompt_cfg, proposer_cfg = config.population, config.prompt, config.proposer
     assert isinstance(sampler, EvolvedSamplerConfig)
     assert isinstance(history_cfg, StrategyHistoryConfig)
-    assert isinstance(pop_cfg, InMemoryPopulationConfig)
+    assert isinstance(pop_cfg, EvoxPopulationConfig)
     assert isinstance(prompt_cfg, DefaultPromptConfig)
     assert isinstance(proposer_cfg, DiffProposerConfig)
     if not proposer_cfg.diff_based and prompt_cfg.diff_mode:
@@ -74,7 +74,7 @@ def build_evox(config: RunConfig, env: BuildEnv, factory: StrategyFactory) -> Ev
     )
     return EvoxScaffold(
         name="evox",
-        population=InMemoryPopulation(capacity=pop_cfg.capacity),
+        population=InMemoryPopulation(),
         selection=EvolvedStrategySampler(env.rng("selection_policy")),
         prompt_builder=DefaultPromptBuilder(prompt_cfg),
         proposer=build_proposer(proposer_cfg, env.language),
@@ -88,16 +88,14 @@ def build(config: RunConfig, env: BuildEnv) -> Scaffold:
     sampler = config.selection_policy
     assert isinstance(sampler, EvolvedSamplerConfig)
     sandbox = config.evaluator.sandbox if sampler.sandbox == "auto" else sampler.sandbox
-    return build_evox(
-        config, env, make_factory(sandbox, image=sampler.image, run_id=env.run_id)
-    )
+    return build_evox(config, env, make_factory(sandbox, image=sampler.image, run_id=env.run_id))
 
 
 SPEC = ScaffoldSpec(
     name="evox",
     build=build,
     sections={
-        "population": InMemoryPopulationConfig,
+        "population": EvoxPopulationConfig,
         "selection_policy": EvolvedSamplerConfig,
         "prompt": DefaultPromptConfig,
         "proposer": DiffProposerConfig,

@@ -16,7 +16,29 @@ from harness.evox.sandbox import ContainerLimits
 from harness.llm.offline.strategy_faults import FAULT_KINDS
 from strategy_tests import ValidConfig
 
-__all__ = ["ContainerSection", "EvolvedSamplerConfig", "StrategyHistoryConfig", "ValidSection"]
+__all__ = [
+    "ContainerSection",
+    "EvolvedSamplerConfig",
+    "EvoxPopulationConfig",
+    "StrategyHistoryConfig",
+    "ValidSection",
+]
+
+
+class EvoxPopulationConfig(StrictModel):
+    #: Must stay ``None``: the deployed strategy keeps its own copy of every program it was
+    #: given and has no remove operation, so an evicted program would come back from it.
+    capacity: int | None = None
+
+    @field_validator("capacity")
+    @classmethod
+    def _keep_all(cls, value: int | None) -> int | None:
+        if value is not None:
+            raise ValueError(
+                "EvoX keeps every program: the evolved strategy holds its own population and "
+                "cannot be told of evictions; leave population.capacity null"
+            )
+        return value
 
 
 class ContainerSection(StrictModel):

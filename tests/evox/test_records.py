@@ -108,3 +108,15 @@ def test_program_records_use_the_reference_field_names() -> None:
     assert len(rec["artifacts"]["stderr"]) == 2000
     seed = program_record(Program(id="p0", code="", iteration=0, metrics={}, score=0.0), LABELS)
     assert seed["parent_info"] is None and seed["other_context_ids"] is None
+
+
+def test_evox_refuses_a_population_capacity() -> None:
+    # The deployed strategy keeps every program it was given and has no remove operation: an
+    # evicted program would come back as a context id the host no longer knows.
+    from harness.core.errors import ConfigError
+    from harness.core.registry import load_config
+
+    _, config = load_config("evox")
+    assert config.population.capacity is None
+    with pytest.raises(ConfigError, match="EvoX keeps every program"):
+        load_config("evox", overrides=["population.capacity=3"])
