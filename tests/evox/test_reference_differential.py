@@ -147,3 +147,19 @@ async def test_valid_agrees_with_the_reference_validator_on_its_own_checks(
         if (validity == 0) != ours_fails_reference_check:
             disagreements.append((name, validity, failed.name if failed else None))
     assert disagreements == [], disagreements
+
+
+async def test_the_reference_seed_strategy_passes_valid_unchanged(local_factory: Any) -> None:
+    """The published 0.1.0 seed strategy (trusted code) loads as it is: it reads
+    ``config.random_seed`` in ``__init__``, which our config shim carries."""
+    path = reference(
+        "import skydiscover.search.evox.database.initial_search_strategy as m\n"
+        "print(json.dumps(m.__file__))",
+        None,
+    )
+    source = Path(path).read_text()
+    assert "random_seed" in source  # what this test is about
+    report = await validate(
+        source, factory=local_factory, labels=default_labels(), config=TEST_VALID
+    )
+    assert report.passed, report.failure

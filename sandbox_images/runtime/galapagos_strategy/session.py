@@ -88,6 +88,7 @@ class Session:
 
         self.base = base_database
         self.module: types.ModuleType | None = None
+        self.seed = 0
         self.labels: dict[str, str] = {"diverge": "", "refine": ""}
         self.instances: dict[str, Any] = {}
         #: handle → id → metrics as sent by the host (what "unchanged" is checked against).
@@ -120,6 +121,7 @@ class Session:
         return {"classes": ["EvolvedProgramDatabase", "EvolvedProgram"]}
 
     def reseed(self, seed: int) -> None:
+        self.seed = seed
         random.seed(seed)
         np = sys.modules.get("numpy")
         if np is None and importlib.util.find_spec("numpy") is not None:
@@ -134,9 +136,9 @@ class Session:
 
         cls = self.module.EvolvedProgramDatabase
         cfg = (
-            database_config.EvoxDatabaseConfig()
+            database_config.EvoxDatabaseConfig(random_seed=self.seed)
             if config == "evox"
-            else database_config.DatabaseConfig()
+            else database_config.DatabaseConfig(random_seed=self.seed)
         )
         db = cls(name, cfg)
         db.DIVERGE_LABEL = self.labels["diverge"]

@@ -16,6 +16,9 @@ __all__ = ["DatabaseConfig", "EvoxDatabaseConfig"]
 class DatabaseConfig:
     db_path: str | None = None
     log_prompts: bool = True
+    #: SkyDiscover 0.1.0's seed strategy seeds ``random`` with this in ``__init__``.  The
+    #: reference defaults to 42; the strategy server passes the seed it derived from the run's.
+    random_seed: int | None = 42
 
 
 @dataclass
