@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from harness.core.records import Program
 
-__all__ = ["describe_population", "describe_window"]
+__all__ = ["describe_change", "describe_population", "describe_window"]
 
 RECENT = 20
 TRACE = 10
@@ -123,6 +123,37 @@ def describe_population(programs: Sequence[Program], *, threshold: float = 0.01)
     lines.append("execution_trace:")
     lines += _trace(programs, by_id)
     return "\n".join(lines)
+
+
+def describe_change(start: str, end: str) -> str:
+    """What changed between two descriptors of the same run, as ``key: before -> after`` lines,
+    then the end's execution trace: how the population moved while one strategy was active
+    (our numbers-only stand-in for the reference's LLM batch summary of the start→end diff)."""
+    if not start and not end:
+        return ""
+
+    def facts(text: str) -> tuple[dict[str, str], list[str]]:
+        head, _, trace = text.partition("execution_trace:")
+        pairs = dict(
+            (key.strip(), value.strip())
+            for key, sep, value in (line.partition(":") for line in head.splitlines())
+            if sep
+        )
+        return pairs, [line for line in trace.splitlines() if line.strip()]
+
+    before, _ = facts(start)
+    after, trace = facts(end)
+    lines = [
+        f"{key}: {before[key]} -> {value}"
+        if key in before and before[key] != value
+        else f"{key}: {value}"
+        for key, value in after.items()
+        if key in before and before[key] != value or key not in before
+    ]
+    if trace:
+        lines.append("execution_trace (end of its window):")
+        lines += trace
+    return "\n".join(lines) if lines else "no change in the population's numbers"
 
 
 def describe_window(*, start: int, total: int, horizon: int, threshold: float) -> str:

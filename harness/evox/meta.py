@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.components.diff import extract_code, find_fences
+from harness.components.diff import extract_code, fenced, find_fences
 from harness.core.records import Prompt
+from harness.evox.descriptor import describe_change
 from harness.evox.history import StrategyRecord
 from harness.evox.prefilter import ALLOWED_IMPORTS
 
@@ -105,7 +106,11 @@ def build_prompt(
                 if len(record.source) <= OTHER_CHARS
                 else (record.source[:OTHER_CHARS] + "\n# …")
             )
-            parts += [f"## Strategy {record.id}: {_score(record)}", "```python", code, "```", ""]
+            parts += [f"## Strategy {record.id}: {_score(record)}", fenced(code)]
+            change = describe_change(record.start_state, record.end_state)
+            if change:
+                parts += ["How the population changed while it was active:", change]
+            parts.append("")
     if failures:
         parts.append("# Failed attempts at this rewrite (fix these problems)")
         parts += [f"## Attempt {i + 1}\n{text}" for i, text in enumerate(failures)]
@@ -121,9 +126,7 @@ def build_prompt(
     parts += [
         "",
         f"# Current strategy {parent.id}: {_score(parent)}",
-        "```python",
-        parent.source.rstrip("\n"),
-        "```",
+        fenced(parent.source),
     ]
     return Prompt(system=SYSTEM, user="\n".join(parts) + "\n", kind="strategy")
 
