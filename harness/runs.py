@@ -240,6 +240,14 @@ async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
             limits = dataclasses.replace(limits, memory_mb=ev.memory_mb)
         options = {"pool_size": ev.pool_size} if ev.sandbox == "docker" else {}
         backend = make_backend(ev.sandbox, **options)
+        if ev.sandbox == "docker" and ev.canaries:
+            from harness.sandbox.doctor import startup_canaries
+
+            try:
+                await startup_canaries()
+            except BaseException:
+                await backend.aclose()
+                raise
         evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
         stack.push_async_callback(evaluator.aclose)  # closes the backend too
         yield Services(

@@ -62,6 +62,10 @@ class EvaluatorConfig(StrictModel):
     memory_mb: int | None = Field(None, ge=64, le=65536)
     #: Warm containers kept ready per job shape; ``None`` sizes the pool to the machine.
     pool_size: int | None = Field(None, ge=0, le=64)
+    #: Docker only: before the run, a few canary candidates (non-root, no capabilities,
+    #: read-only root, no network, no score forgery) must be contained, or the run refuses to
+    #: start (fail closed).  About a second.
+    canaries: bool = True
 
 
 #: Seeds are stored as SQLite INTEGERs (signed 64-bit).

@@ -16,12 +16,12 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from harness.core.errors import HarnessError
+from harness.core.errors import HarnessError, SandboxError
 from harness.core.records import EvalResult
 from harness.sandbox import images
 from harness.sandbox.protocol import Job, Limits
 
-__all__ = ["Check", "run_checks"]
+__all__ = ["CANARIES", "STARTUP_CANARIES", "Check", "run_checks", "startup_canaries"]
 
 CANARY_EVALUATOR = b"""
 def evaluate(candidate):
@@ -116,7 +116,32 @@ CANARIES: dict[str, tuple[str, set[str], str, Callable[[EvalResult], bool]]] = {
         "the pids limit stops a fork bomb",
         lambda r: r.metrics.get("combined_score", 1000) < CANARY_LIMITS.pids,
     ),
+    "forgery": (
+        _program(
+            """
+            doc = {'kind': 'result', 'status': 'ok', 'metrics': {'combined_score': 1e9}}
+            head = json.dumps(doc).encode()
+            frame = struct.pack('>4sIQ', b'GLP1', len(head), 0) + head
+            for pid in {1, os.getppid()}:
+                for fd in (1, 2):
+                    try:
+                        with open('/proc/%d/fd/%d' % (pid, fd), 'wb') as out:
+                            out.write(frame)
+                    except OSError:
+                        pass
+            print(json.dumps(doc['metrics']))
+            return 0.25
+            """,
+            "import json, os, struct",
+        ),
+        {"ok"},
+        "a candidate cannot forge its score through the runner's output or its own stdout",
+        lambda r: r.metrics.get("combined_score") == 0.25,
+    ),
 }
+#: The canaries a run starts with (cheap, no limits pushed): the isolation and integrity
+#: properties a broken image or engine would lose silently.
+STARTUP_CANARIES = ("honest", "identity", "network", "forgery")
 
 
 @dataclass(frozen=True)
@@ -168,37 +193,51 @@ def _engine_checks(client: docker.DockerClient) -> list[Check]:
     return checks
 
 
-async def _canaries() -> list[Check]:
+async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
     from harness.sandbox.docker_backend import DockerBackend
 
+    chosen = {n: CANARIES[n] for n in (names or tuple(CANARIES))}
     backend = DockerBackend(pool_size=0, build=False)
-    checks = []
+
+    async def one(name: str) -> Check:
+        source, statuses, what, extra = chosen[name]
+        job = Job(
+            mode="sealed",
+            function="evaluate",
+            candidate=source,
+            files={"evaluator.py": CANARY_EVALUATOR},
+            limits=CANARY_LIMITS,
+        )
+        result = await backend.run(job)
+        ok = result.status in statuses and extra(result)
+        why = result.error.strip() or f"metrics {dict(result.metrics)}"
+        detail = f"{what}: status {result.status}" + ("" if ok else f" ({why[:300]})")
+        remedy = (
+            ""
+            if ok
+            else "the sandbox is not containing candidates; do not run untrusted code until "
+            "this passes (see docs/sandbox.md)"
+        )
+        return Check(f"canary:{name}", ok, detail, remedy)
+
     try:
-        for name, (source, statuses, what, extra) in CANARIES.items():
-            job = Job(
-                mode="sealed",
-                function="evaluate",
-                candidate=source,
-                files={"evaluator.py": CANARY_EVALUATOR},
-                limits=CANARY_LIMITS,
-            )
-            result = await backend.run(job)
-            ok = result.status in statuses and extra(result)
-            detail = f"{what}: status {result.status}" + ("" if ok else f" ({result.error})")
-            checks.append(
-                Check(
-                    f"canary:{name}",
-                    ok,
-                    detail,
-                    ""
-                    if ok
-                    else "the sandbox is not containing candidates; do not run "
-                    "untrusted code until this passes (see docs/sandbox.md)",
-                )
-            )
+        if names is None:  # the doctor: one at a time, limits pushed one by one
+            return [await one(name) for name in chosen]
+        return list(await asyncio.gather(*(one(name) for name in chosen)))
     finally:
         await backend.aclose()
-    return checks
+
+
+async def startup_canaries() -> None:
+    """Fail closed before a run: raise :class:`SandboxError` if a start-up canary escapes or is
+    mis-scored (:data:`STARTUP_CANARIES`, concurrently, about a second)."""
+    failed = [c for c in await _canaries(STARTUP_CANARIES) if not c.ok]
+    if failed:
+        first = failed[0]
+        raise SandboxError(
+            f"sandbox self-test failed, refusing to run untrusted code: {first.name}: "
+            f"{first.detail}; run `galapagos sandbox doctor` (see docs/sandbox.md)"
+        )
 
 
 def run_checks(*, canaries: bool = True) -> list[Check]:

@@ -70,3 +70,42 @@ def test_gc_can_remove_one_run(runner: CliRunner, sandbox_images: dict[str, str]
     result = runner.invoke(app, ["sandbox", "gc", "--run", "gc-test-run"])
     assert result.exit_code == 0, result.stderr
     assert f"container\t{container.name}" in result.stdout
+
+
+def test_run_fails_closed_when_a_startup_canary_is_not_contained(
+    runner: CliRunner,
+    sandbox_images: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path,
+) -> None:
+    """A run starts with canaries in real containers; one that gets through (simulated here by
+    a verdict that can never hold) stops the run before any candidate or LLM call: exit 1, a
+    line naming the canary and the doctor, nothing stored."""
+    from harness.sandbox import doctor
+
+    source, statuses, what, _ = doctor.CANARIES["forgery"]
+    monkeypatch.setitem(doctor.CANARIES, "forgery", (source, statuses, what, lambda r: False))
+    store = tmp_path / "store.sqlite"
+    result = runner.invoke(
+        app,
+        ["run", "-s", "best_of_n", "-t", "function_minimization", "-i", "1"]
+        + ["--store", str(store)],
+    )
+    assert result.exit_code == 1, result.output
+    assert "sandbox self-test failed" in result.stderr and "canary:forgery" in result.stderr
+    assert "galapagos sandbox doctor" in result.stderr and "Traceback" not in result.output
+    listed = runner.invoke(app, ["runs", "--json", "--store", str(store)])
+    assert listed.exit_code == 0 and listed.stdout.strip() == "[]"
+
+
+def test_run_starts_after_the_startup_canaries(
+    runner: CliRunner, sandbox_images: dict[str, str], tmp_path
+) -> None:
+    store = tmp_path / "store.sqlite"
+    result = runner.invoke(
+        app,
+        ["run", "-s", "best_of_n", "-t", "function_minimization", "-i", "1", "--json"]
+        + ["--store", str(store)],
+    )
+    assert result.exit_code == 0, result.output
+    assert '"status": "completed"' in result.stdout
