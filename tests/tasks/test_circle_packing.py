@@ -208,3 +208,22 @@ def test_computed_near_record_rect_packing_scores_its_exact_sum() -> None:
     # Zero-tolerance validity, checked pair by pair.
     for i, j in itertools.combinations(range(21), 2):
         assert math.dist(circles[i, :2], circles[j, :2]) >= circles[i, 2] + circles[j, 2]
+
+
+def test_tolerance_slack_never_pays() -> None:
+    """Growing every radius by just under the slack keeps the packing valid, yet the score does
+    not rise: it sums certified radii (the review's LP "beat" the record by 1.3e-8 this way)."""
+    from .constructions import CIRCLE_PACKING_26_CENTERS, CIRCLE_PACKING_26_RADII
+
+    centers, radii = np.array(CIRCLE_PACKING_26_CENTERS), np.array(CIRCLE_PACKING_26_RADII)
+    exact = sq.score_packing(centers, radii)
+    grown = sq.score_packing(centers, radii + 4.99e-10)
+    assert grown["validity"] == 1.0
+    assert grown["sum_radii"] <= exact["sum_radii"] + 1e-12
+    assert grown["tolerance_deducted"] > 26 * 4e-10
+    assert exact["tolerance_deducted"] < 1e-12
+
+    circles = rect_grid()
+    base = rect.score_circles(circles)["sum_radii"]
+    grown_rect = rect.score_circles(circles + [0.0, 0.0, 2.4e-10])  # box + 9.6e-10
+    assert grown_rect["validity"] == 1.0 and grown_rect["sum_radii"] <= base + 1e-12
