@@ -65,8 +65,10 @@ def score_points(points: Any) -> dict[str, Any]:
     try:
         p = real_array(points, (N_POINTS, 2), "points")
         x, y = p[:, 0], p[:, 1]
-        # Inside the triangle: above the base, left of the right edge, right of the left edge.
-        slack = np.minimum.reduce([y, SQRT3 * (1.0 - x) - y, SQRT3 * x - y])
+        # Inside the triangle: distances to the base, the right edge and the left edge (the
+        # slanted edges' normals (±√3, 1) have length 2, hence the halves: the same slack
+        # everywhere).
+        slack = np.minimum.reduce([y, (SQRT3 * (1.0 - x) - y) / 2.0, (SQRT3 * x - y) / 2.0])
         if np.any(slack < -TOL):
             i = int(np.argmin(slack))
             raise InvalidSolution(
