@@ -55,9 +55,7 @@ def test_a_candidate_cannot_regenerate_the_instances() -> None:
     """The review's clairvoyant candidate recognised each instance among seeds 0..2047 of plain
     splitmix64 from its first items, then planned offline (1.015, above the best known).  Keyed
     by a value only the trusted evaluator holds, no small seed reproduces an instance."""
-    targets = {
-        seed: bp.or3_instance(seed)[0][:6] for seed in (*bp.TRAIN_SET["or"][1], 101, 1001)
-    }
+    targets = {seed: bp.or3_instance(seed)[0][:6] for seed in (*bp.TRAIN_SET["or"][1], 101, 1001)}
     for guess in range(4096):
         prefix = [20 + int(u * 81) for u in _plain_uniforms(guess, 6)]
         assert prefix not in targets.values(), guess
