@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from harness.core.errors import HarnessError
 
-__all__ = ["err", "fmt_score", "guard", "out", "print_json", "state"]
+__all__ = ["err", "fmt_score", "guard", "out", "print_json", "state", "status_word"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -49,6 +49,22 @@ def fmt_score(value: float | None) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "-"
     return f"{value:.6g}"
+
+
+#: One rendering of a check's status for every command that runs checks (task check, strategy
+#: validate); the JSON keeps each report's own value ("skip" / "skipped").
+_STATUS = {
+    "pass": ("PASS", "green"),
+    "fail": ("FAIL", "bold red"),
+    "skip": ("SKIP", "yellow"),
+    "skipped": ("SKIP", "yellow"),
+}
+
+
+def status_word(status: str) -> str:
+    """``PASS``, ``FAIL`` or ``SKIP`` as rich markup (four letters each, so columns align)."""
+    word, style = _STATUS[status]
+    return f"[{style}]{word}[/]"
 
 
 def guard(func: Callable[P, R]) -> Callable[P, R]:

@@ -9,12 +9,10 @@ from typing import Annotated, Literal
 import typer
 from rich.markup import escape
 
-from harness.cli._output import err, guard, out, print_json
+from harness.cli._output import err, guard, out, print_json, status_word
 from harness.core.errors import ConfigError
 
 app = typer.Typer(help="strategy commands", no_args_is_help=True)
-
-_STYLE = {"pass": "green", "fail": "bold red", "skipped": "yellow"}
 
 
 def _read(path: Path) -> str:
@@ -76,10 +74,9 @@ def validate(
         print_json(report.to_dict())
     else:
         for check in report.checks:
-            style = _STYLE[check.status]
             origin = "" if check.reference else " (galapagos)"
             out.print(
-                f"[{style}]{check.status.upper():7}[/] {check.name:22} "
+                f"{status_word(check.status)} {check.name:22} "
                 f"{escape(check.detail)}{origin}",
                 soft_wrap=True,
             )

@@ -9,18 +9,15 @@ from typing import Annotated, Literal
 import typer
 from rich.markup import escape
 
-from harness.cli._output import err, guard, out, print_json
+from harness.cli._output import err, guard, out, print_json, status_word
 from harness.evaluation.check import CheckReport, CheckResult, check_task
 from harness.evaluation.task import load_task
 
 app = typer.Typer(help="task commands", no_args_is_help=True)
 
-_STYLE = {"pass": "green", "fail": "bold red", "skip": "yellow"}
-
 
 def _line(check: CheckResult) -> str:
-    style = _STYLE[check.status]
-    return f"[{style}]{check.status.upper():4}[/] {check.name:30} {escape(check.detail)}"
+    return f"{status_word(check.status)} {check.name:30} {escape(check.detail)}"
 
 
 async def _check(path: str, sandbox: str, runs: int, show: bool) -> CheckReport:

@@ -89,3 +89,14 @@ def test_an_unreadable_file_is_bad_input(tmp_path: Path, content: bytes | None) 
     result = runner.invoke(app, ["strategy", "validate", str(path), "--sandbox", "local"])
     assert result.exit_code == 2
     assert result.stdout == "" and "strategy file" in result.stderr
+
+
+def test_checks_not_run_print_skip_like_task_check(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["strategy", "validate", write(tmp_path, "import socket\n"), "--sandbox", "local"]
+    )
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("FAIL prefilter")
+    assert sum(line.startswith("SKIP ") for line in lines) == 18
+    assert "SKIPPED" not in result.stdout

@@ -88,3 +88,15 @@ async def test_a_hanging_strategy_fails_on_the_deadline(
     report = await validate(hang, factory=local_factory, labels=default_labels(), config=config)
     assert report.failure is not None and report.failure.name == "bulk_add_sample"
     assert "timeout" in report.failure.detail
+
+
+async def test_a_strategy_without_sample_fails_structure_naming_the_method(
+    local_factory: LocalStrategyFactory,
+) -> None:
+    renamed = GOOD.replace("def sample(self,", "def sampleX(self,")
+    report = await validate(
+        renamed, factory=local_factory, labels=default_labels(), config=TEST_VALID
+    )
+    failed = report.failure
+    assert failed is not None and failed.name == "structure", report.to_dict()
+    assert "sample" in failed.detail and "abstract" in failed.detail

@@ -64,6 +64,14 @@ def _structure(db_cls: Any, prog_cls: Any, base_db: type, base_prog: type) -> No
             "the module must define EvolvedProgram, a subclass of Program "
             "(from skydiscover.search.base_database)"
         )
+    abstract = sorted(getattr(db_cls, "__abstractmethods__", ()))
+    if abstract:
+        raise LoadError(
+            "EvolvedProgramDatabase leaves abstract method(s) of ProgramDatabase undefined: "
+            + ", ".join(f"{name}()" for name in abstract)
+            + "; define them in the class (sample(self, num_context_programs=4, **kwargs) "
+            "and add(self, program, iteration=None, **kwargs))"
+        )
     sample: Any = getattr(db_cls, "sample", None)
     params = list(inspect.signature(sample).parameters.values())
     # ``num_inspirations`` is the name SkyDiscover 0.1.0 (PyPI) used; ``sample`` is called with
