@@ -7,15 +7,26 @@ import json
 import math
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from harness.core.errors import HarnessError
+from harness.core.errors import ConfigError, HarnessError
+from harness.store.sqlite import SQLiteStore, default_store_path
 
-__all__ = ["err", "fmt_score", "guard", "out", "print_json", "state", "status_word"]
+__all__ = [
+    "err",
+    "fmt_score",
+    "guard",
+    "open_existing_store",
+    "out",
+    "print_json",
+    "state",
+    "status_word",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -43,6 +54,18 @@ def _default(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
     return str(value)
+
+
+def open_existing_store(path: Path | None = None) -> SQLiteStore:
+    """The run store at ``path`` (default: the usual one) for a command that only reads it.
+
+    A missing file is a mistyped ``--store``, not a new store: it is an error (exit 2) and
+    nothing is created.  Only ``run`` makes a store.
+    """
+    target = path or default_store_path()
+    if not target.is_file():
+        raise ConfigError(f"no run store at {target}; runs are created by galapagos run")
+    return SQLiteStore(target)
 
 
 def fmt_score(value: float | None) -> str:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from harness.cli._output import fmt_score, guard, out, print_json
+from harness.cli._output import fmt_score, guard, open_existing_store, out, print_json
 from harness.core.errors import HarnessError
 from harness.core.registry import get_spec, list_scaffolds
 from harness.evaluation.task import list_tasks, load_task
@@ -26,7 +26,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
 @guard
 def scaffolds(as_json: JsonOpt = False) -> None:
     """List the shipped scaffolds."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in list_scaffolds():
         spec = get_spec(name)
         rows.append({"name": name, "summary": spec.summary, "card": str(spec.folder / "README.md")})
@@ -42,9 +42,8 @@ def scaffolds(as_json: JsonOpt = False) -> None:
 @guard
 def tasks(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """List the shipped tasks: objective, best-known value, best score any stored run reached."""
-    path = store or default_store_path()
-    best = SQLiteStore(path).best_by_task() if path.exists() else {}
-    rows = []
+    best, best_run = _stored_bests(store)
+    rows: list[dict[str, Any]] = []
     for name in list_tasks():
         try:
             card = load_task(name).card
@@ -62,6 +61,7 @@ def tasks(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
                 "best_known_source": known.source if known else None,
                 "best_known_combined_score": known.combined_score if known else None,
                 "best_stored_score": stored_score,
+                "best_stored_run": best_run.get(name),
                 "best_stored_value": stored_metrics.get(card.metric) if card.metric else None,
             }
         )
@@ -69,11 +69,17 @@ def tasks(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
         print_json(rows)
         return
     table = Table(
-        "task", "objective", "best known", "best stored value", "(combined_score)", box=None
+        "task",
+        "objective",
+        "best known",
+        "best stored value",
+        "(combined_score)",
+        "best run",
+        box=None,
     )
     for row in rows:
         if "error" in row:
-            table.add_row(row["name"], f"[red]{row['error']}[/]", "", "", "")
+            table.add_row(row["name"], f"[red]{row['error']}[/]", "", "", "", "")
             continue
         table.add_row(
             row["name"],
@@ -81,8 +87,34 @@ def tasks(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
             fmt_score(row["best_known"]),
             fmt_score(row["best_stored_value"]),
             fmt_score(row["best_stored_score"]),
+            row["best_stored_run"] or "-",
         )
     out.print(table)
+
+
+def _stored_bests(
+    store: Path | None,
+) -> tuple[dict[str, tuple[float, dict[str, Any]]], dict[str, str]]:
+    """Per task: the best stored score with its program's metrics, and the run that reached it.
+
+    An explicit ``--store`` (or ``$GALAPAGOS_STORE``) must exist; without one, a missing default
+    store only means no run has been made yet.
+    """
+    if store is not None:
+        st = open_existing_store(store)
+    elif default_store_path().is_file():
+        st = SQLiteStore(default_store_path())
+    else:
+        return {}, {}
+    try:
+        best = st.best_by_task()
+        run_ids: dict[str, str] = {}
+        for run in st.list_runs():  # newest first: of tied runs, the newest is named
+            if run.best_score is not None and run.best_score == best.get(run.task, (None,))[0]:
+                run_ids.setdefault(run.task, run.id)
+    finally:
+        st.close()
+    return best, run_ids
 
 
 def register(app: typer.Typer) -> None:

@@ -76,8 +76,7 @@ def validate(
         for check in report.checks:
             origin = "" if check.reference else " (galapagos)"
             out.print(
-                f"{status_word(check.status)} {check.name:22} "
-                f"{escape(check.detail)}{origin}",
+                f"{status_word(check.status)} {check.name:22} {escape(check.detail)}{origin}",
                 soft_wrap=True,
             )
         passed = sum(c.status == "pass" for c in report.checks)
