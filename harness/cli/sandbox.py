@@ -85,8 +85,13 @@ def gc(
             "process is still alive (stops its evaluations).",
         ),
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print what was removed as JSON.")
+    ] = False,
 ) -> None:
-    """Remove containers whose owning process is dead (never those of live processes)."""
+    """Remove containers whose owning process is dead (never those of live processes).
+
+    Prints one line per removed container or image, then says on stderr what it did."""
     import docker
     import docker.errors
     import requests.exceptions
@@ -94,18 +99,17 @@ def gc(
     from harness.sandbox.images import stale_images
     from harness.sandbox.ownership import reap_orphans, remove_run
 
+    removed: dict[str, list[str]] = {"orphans": [], "run": [], "images": []}
     try:
         client = docker.from_env(timeout=120)
-        for name in reap_orphans(client):
-            typer.echo(f"container\t{name}")
+        removed["orphans"] = reap_orphans(client)
         if run:
-            for name in remove_run(client, run):
-                typer.echo(f"container\t{name}")
+            removed["run"] = remove_run(client, run)
         if images:
             for tag in stale_images(client):
                 try:
                     client.images.remove(tag)
-                    typer.echo(f"image\t{tag}")
+                    removed["images"].append(tag)
                 except docker.errors.APIError as exc:  # still used by a container, say
                     typer.echo(f"warning: kept {tag}: {exc.explanation}", err=True)
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
@@ -115,3 +119,24 @@ def gc(
             err=True,
         )
         raise typer.Exit(1) from exc
+    if as_json:
+        typer.echo(json.dumps({"run_id": run, **removed}, indent=2))
+    else:
+        for name in removed["orphans"] + removed["run"]:
+            typer.echo(f"container\t{name}")
+        for tag in removed["images"]:
+            typer.echo(f"image\t{tag}")
+    typer.echo(_gc_summary(removed, run, images), err=True)
+
+
+def _gc_summary(removed: dict[str, list[str]], run: str | None, images: bool) -> str:
+    parts = [_count(len(removed["orphans"]), "container") + " whose owner process is dead"]
+    if run:
+        parts.append(_count(len(removed["run"]), "container") + f" of run {run}")
+    if images:
+        parts.append(_count(len(removed["images"]), "stale image"))
+    return "removed " + "; ".join(parts)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -51,6 +53,21 @@ def test_doctor_reports_an_unreachable_engine_with_a_remedy(
 def test_gc_exits_cleanly(runner: CliRunner) -> None:
     result = runner.invoke(app, ["sandbox", "gc"])
     assert result.exit_code == 0, result.stderr
+    assert "whose owner process is dead" in result.stderr
+
+
+def test_gc_of_an_unknown_run_says_it_removed_nothing(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["sandbox", "gc", "--run", "nosuch"])
+    assert result.exit_code == 0, result.stderr
+    assert "0 containers of run nosuch" in result.stderr
+
+
+def test_gc_json_summarises_what_it_removed(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["sandbox", "gc", "--run", "nosuch", "--json"])
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["run_id"] == "nosuch" and summary["run"] == []
+    assert isinstance(summary["orphans"], list) and summary["images"] == []
 
 
 def test_gc_can_remove_one_run(runner: CliRunner, sandbox_images: dict[str, str]) -> None:
@@ -70,6 +87,7 @@ def test_gc_can_remove_one_run(runner: CliRunner, sandbox_images: dict[str, str]
     result = runner.invoke(app, ["sandbox", "gc", "--run", "gc-test-run"])
     assert result.exit_code == 0, result.stderr
     assert f"container\t{container.name}" in result.stdout
+    assert "1 container of run gc-test-run" in result.stderr
 
 
 def test_run_fails_closed_when_a_startup_canary_is_not_contained(
