@@ -13,6 +13,7 @@ import dataclasses
 import math
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.core.config import RunConfig
+from harness.core.config import RunConfig, override_patch, read_yaml
 from harness.core.controller import Controller, Progress, RunSummary
 from harness.core.errors import ConfigError, TaskError
 from harness.core.evaluator import BaseEvaluator
@@ -116,7 +117,33 @@ def plan_run(
     )
     resolved = resolve_llm_config(config.llm, api_base=api_base, models=models)
     config = config.model_copy(update={"llm": resolved.as_config()})
-    return RunPlan(spec, config, loaded_task, notes=resolved.notes)
+    notes = [*_flag_override_notes(config_file, overrides or [], flags), *resolved.notes]
+    return RunPlan(spec, config, loaded_task, notes=notes)
+
+
+def _flag_override_notes(
+    config_file: Path | None, overrides: list[str], flags: Mapping[str, Any]
+) -> list[str]:
+    """A note for each value of the config file or a --set that a CLI flag replaced."""
+
+    def lookup(data: Mapping[str, Any], dotted: str) -> Any:
+        value: Any = data
+        for part in dotted.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        return value
+
+    sources = [(str(config_file), read_yaml(config_file))] if config_file else []
+    sources += [(f"--set {item}", override_patch(item)) for item in overrides]
+    notes = []
+    for key, flag in FLAG_NAMES.items():
+        value = lookup(flags, key)
+        if value is None:
+            continue
+        for source, data in sources:
+            theirs = lookup(data, key)
+            if theirs is not None and theirs != value:
+                notes.append(f"{key}: {theirs!r} from {source} overridden by {flag} {value}")
+    return notes
 
 
 def plan_resume(
@@ -363,6 +390,39 @@ def run_status(run: RunRecord) -> str:
     return run.status
 
 
+def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
+    """How many iterations produced no child, why (their last attempt, most common first), and
+    whether the seed program itself failed to evaluate."""
+    events = store.events(run_id, ["seed", "attempt", "iteration_failed"])
+    last: dict[int, tuple[str, str]] = {}
+    failed: list[int] = []
+    seed_error = None
+    for event in events:
+        payload = event.payload
+        if event.kind == "seed" and payload.get("failed"):
+            seed_error = str(payload.get("error") or payload.get("status") or "failed")
+        elif event.kind == "attempt":
+            # The last line: an exception's message, not a traceback's heading.
+            error = [line for line in str(payload.get("error") or "").splitlines() if line.strip()]
+            outcome = str(payload.get("outcome", "?"))
+            status = payload.get("status")
+            if status and status not in ("ok", "invalid"):
+                outcome += f" ({status})"
+            last[event.iteration] = (outcome, error[-1].strip() if error else "")
+        elif event.kind == "iteration_failed":
+            failed.append(event.iteration)
+    reasons = Counter(last.get(i, ("unknown", ""))[0] for i in failed)
+    example = {last.get(i, ("unknown", ""))[0]: last.get(i, ("", ""))[1] for i in failed}
+    return {
+        "iterations_failed": len(failed),
+        "failure_reasons": [
+            {"outcome": outcome, "iterations": count, "example": example[outcome][:300]}
+            for outcome, count in reasons.most_common(3)
+        ],
+        "seed_error": seed_error,
+    }
+
+
 def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
     """The fields scripts and CI read (``--json`` of run/runs/show)."""
     return {
@@ -383,4 +443,5 @@ def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
         "created_at": run.created_at,
         "updated_at": run.updated_at,
         "error": run.error,
+        **failure_summary(store, run.id),
     }

@@ -6,7 +6,7 @@ import asyncio
 import signal
 import time
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -195,6 +195,8 @@ def _abort() -> None:
 
 def _report(store: SQLiteStore, run: RunRecord, summary: RunSummary, as_json: bool) -> None:
     data = describe_run(store, run)
+    for line in failure_lines(data):
+        err.print(f"[yellow]warning:[/] {line}", soft_wrap=True)
     if as_json:
         print_json(data)
         return
@@ -205,7 +207,26 @@ def _report(store: SQLiteStore, run: RunRecord, summary: RunSummary, as_json: bo
     )
     if run.error:
         err.print(f"[yellow]{run.error}[/]")
+    if summary.status == "interrupted":
+        err.print(f"continue with: galapagos resume {run.id}")
     err.print(f"inspect with: galapagos show {run.id}")
+
+
+def failure_lines(data: dict[str, Any]) -> list[str]:
+    """What went wrong in a run that still ended, one line each (empty when nothing did)."""
+    lines = []
+    if data.get("seed_error"):
+        lines.append(f"the seed program failed to evaluate: {data['seed_error'][:300]}")
+    failed = data.get("iterations_failed", 0)
+    if failed:
+        done = max(int(data.get("iterations_done") or 0), failed)
+        why = "; ".join(
+            f"{r['iterations']} x {r['outcome']}"
+            + (f" (e.g. {r['example']})" if r["example"] else "")
+            for r in data.get("failure_reasons", [])
+        )
+        lines.append(f"{failed} of {done} iterations produced no valid program: {why}")
+    return lines
 
 
 @guard
@@ -278,6 +299,8 @@ def show(
             f"{run.iterations_done}/{run.max_iterations} iterations"
         )
         out.print(f"seed score {fmt_score(run.seed_score)}  best {fmt_score(run.best_score)}")
+        for line in failure_lines(describe_run(st, run)):
+            out.print(line)
         improvements = []
         last = None
         for iteration, score in history:

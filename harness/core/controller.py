@@ -127,7 +127,7 @@ class Controller:
             if self._stop and len(self._done) < self.max_iterations + 1:
                 status = "interrupted"
         except BudgetExhausted as exc:
-            status, error = "budget_exhausted", str(exc)
+            status, error = "budget_exhausted", str(exc).replace("RUN_ID", self.run.id)
         except asyncio.CancelledError:
             self.store.update_run(self.run.id, status="interrupted")
             raise

@@ -143,6 +143,7 @@ def load_config(
     if config_file:
         layers.append((str(config_file), user))
     layers += [(f"--set {item}", override_patch(item)) for item in overrides or []]
+    user_layers = len(layers)
     layers.append(("command-line flags", flags))
     for key, flag in (flag_names or {}).items():
         value: Any = flags
@@ -154,7 +155,15 @@ def load_config(
     for _, layer in layers:
         data = deep_merge(data, layer)
     data["scaffold"] = spec.name
-    return spec, validate_config(spec.config_model(), data, source=layers)
+    config = validate_config(spec.config_model(), data, source=layers)
+    if flags:
+        # A bad value in the file or a --set is an error even where a flag overrides it.
+        below: dict[str, Any] = {}
+        for _, layer in layers[:user_layers]:
+            below = deep_merge(below, layer)
+        below["scaffold"] = spec.name
+        validate_config(spec.config_model(), below, source=layers[:user_layers])
+    return spec, config
 
 
 def _nest(dotted: str, value: Any) -> dict[str, Any]:

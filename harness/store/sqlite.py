@@ -182,10 +182,16 @@ class SQLiteStore:
         rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
         if not rows:
             rows = self._query("SELECT * FROM runs WHERE id LIKE ?", (run_id + "%",))
-            if len(rows) != 1:
+            if len(rows) > 1:
+                ids = sorted(row["id"] for row in rows)
+                shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+                raise RunNotFound(
+                    f"{run_id!r} matches {len(ids)} runs in {self.path} ({shown}); "
+                    "give more of the id"
+                )
+            if not rows:
                 raise RunNotFound(
                     f"no run {run_id!r} in {self.path}; list runs with `galapagos runs`"
-                    + (" (the prefix is ambiguous)" if rows else "")
                 )
         return self._row_to_run(rows[0])
 

@@ -49,3 +49,35 @@ def test_seed_fits_a_signed_64_bit_integer() -> None:
     assert config.seed == MAX_SEED
     with pytest.raises(ConfigError, match=r"invalid config \(command-line flags\): 'seed'"):
         load_config("topk", flags={"seed": MAX_SEED + 1})
+
+
+def test_a_bad_value_is_an_error_even_where_a_flag_overrides_it(tmp_path: Path) -> None:
+    for override in ("general.max_iterations=abc", "general=3"):
+        with pytest.raises(ConfigError, match=rf"\(--set {override}\)"):
+            load_config(
+                "topk",
+                overrides=[override],
+                flags={"general": {"max_iterations": 1}},
+                flag_names={"general.max_iterations": "--iterations"},
+            )
+
+
+def test_flags_that_replace_file_or_set_values_leave_a_note(tmp_path: Path) -> None:
+    from harness.runs import plan_run
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("seed: 4\n")
+    plan = plan_run(
+        scaffold="topk",
+        task="function_minimization",
+        config_file=cfg,
+        overrides=["general.max_iterations=3"],
+        iterations=1,
+        seed=1,
+    )
+    assert plan.config.general.max_iterations == 1 and plan.config.seed == 1
+    assert f"seed: 4 from {cfg} overridden by --seed 1" in plan.notes
+    assert (
+        "general.max_iterations: 3 from --set general.max_iterations=3 overridden by "
+        "--iterations 1" in plan.notes
+    )

@@ -1,0 +1,60 @@
+"""A run that ends but whose iterations failed says so: on stderr, in ``show`` and in --json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from harness.cli import app
+
+runner = CliRunner()
+
+
+def test_failed_iterations_and_seed_are_reported(tmp_path: Path) -> None:
+    store = str(tmp_path / "store.sqlite")
+    result = runner.invoke(
+        app,
+        ["run", "-s", "best_of_n", "-t", "function_minimization", "-i", "2", "--json"]
+        + ["--sandbox", "local", "--set", "evaluator.timeout_s=0.001", "--store", store],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["status"] == "completed" and data["iterations_failed"] == 2
+    assert data["failure_reasons"][0]["outcome"] == "evaluation_failed (timeout)"
+    assert data["failure_reasons"][0]["iterations"] == 2
+    assert "did not finish" in data["seed_error"]
+    assert "warning: the seed program failed to evaluate" in result.stderr
+    assert "2 of 2 iterations produced no valid program: 2 x evaluation_failed" in result.stderr
+
+    shown = runner.invoke(app, ["show", data["run_id"], "--store", store, "--only", "history"])
+    assert "2 of 2 iterations produced no valid program" in shown.stdout
+
+
+def test_a_healthy_run_prints_no_warning(tmp_path: Path) -> None:
+    store = str(tmp_path / "store.sqlite")
+    result = runner.invoke(
+        app,
+        ["run", "-s", "best_of_n", "-t", "function_minimization", "-i", "2", "--json"]
+        + ["--sandbox", "local", "--store", store],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["iterations_failed"] == 0 and data["seed_error"] is None
+    assert "warning" not in result.stderr
+
+
+def test_an_ambiguous_prefix_lists_the_runs_it_matches(tmp_path: Path) -> None:
+    store = str(tmp_path / "store.sqlite")
+    ids = []
+    for seed in ("1", "2"):
+        result = runner.invoke(
+            app,
+            ["run", "-s", "topk", "-t", "function_minimization", "-i", "1", "--json"]
+            + ["--seed", seed, "--sandbox", "local", "--store", store],
+        )
+        ids.append(json.loads(result.stdout)["run_id"])
+    shown = runner.invoke(app, ["show", ids[0][:4], "--store", store])
+    assert shown.exit_code == 2
+    assert "matches 2 runs" in shown.stderr and all(i in shown.stderr for i in ids)
