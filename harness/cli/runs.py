@@ -291,6 +291,9 @@ def show(
         )
         data["score_history"] = [{"iteration": i, "best_score": s} for i, s in history]
         data["llm_usage"] = usage
+        parts = {"code": "best_program", "history": "score_history", "usage": "llm_usage"}
+        if what != "all":  # the run's summary fields, and only the part asked for
+            data = {k: v for k, v in data.items() if k not in parts.values() or k == parts[what]}
         print_json(data)
         return
     if what in ("all", "history"):

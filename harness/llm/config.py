@@ -199,6 +199,11 @@ def resolve_llm_config(
         if chosen:
             notes.append("llm.models of the run config overridden by --model")
         chosen = tuple(ModelConfig(name=name) for name in models)
+    if provider == "offline" and any(m.name != OFFLINE_MODEL for m in chosen):
+        notes.append(
+            "llm.models names models, but no endpoint is configured: this run uses the offline "
+            "mutation model under those names; set llm.api_base (or pass --api-base) to call them"
+        )
     if not chosen:
         if provider == "openai":
             raise ConfigError(

@@ -58,3 +58,19 @@ def test_an_ambiguous_prefix_lists_the_runs_it_matches(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["show", ids[0][:4], "--store", store])
     assert shown.exit_code == 2
     assert "matches 2 runs" in shown.stderr and all(i in shown.stderr for i in ids)
+
+
+def test_show_only_selects_the_json_part(tmp_path: Path) -> None:
+    store = str(tmp_path / "store.sqlite")
+    result = runner.invoke(
+        app,
+        ["run", "-s", "topk", "-t", "function_minimization", "-i", "1", "--json"]
+        + ["--sandbox", "local", "--store", store],
+    )
+    run_id = json.loads(result.stdout)["run_id"]
+    full = json.loads(runner.invoke(app, ["show", run_id, "--json", "--store", store]).stdout)
+    assert {"best_program", "score_history", "llm_usage"} <= set(full)
+    code = runner.invoke(app, ["show", run_id, "--json", "--only", "code", "--store", store])
+    data = json.loads(code.stdout)
+    assert "best_program" in data and data["run_id"] == run_id
+    assert "score_history" not in data and "llm_usage" not in data

@@ -99,3 +99,15 @@ def test_model_cost_per_million_tokens() -> None:
         {"models": [{"name": "m", "input_cost_per_mtok": 2.0, "output_cost_per_mtok": 8}]}
     )
     assert config.models[0].cost(1_000_000, 500_000) == pytest.approx(6.0)
+
+
+def test_models_without_an_endpoint_leave_a_note() -> None:
+    from harness.llm.config import LLMConfig, resolve_llm_config
+
+    resolved = resolve_llm_config(
+        LLMConfig.model_validate({"models": [{"name": "gpt-4.1-mini"}]}), env={}
+    )
+    assert resolved.provider == "offline"
+    assert any("no endpoint is configured" in note for note in resolved.notes)
+    plain = resolve_llm_config(LLMConfig(), env={})
+    assert not plain.notes
