@@ -400,3 +400,24 @@ async def test_weak_array_evaluator_fails_on_one_nan_and_on_a_small_lie(local_ba
     # The gross lie alone would have passed it: outside the tolerance, it is recomputed.
     lies = next(c for c in report.checks if c.name == "recomputes_reported").data["lies"]
     assert lies["gross"]["metrics"]["combined_score"] == pytest.approx(0.3 / 0.5)
+
+
+def test_card_check_quotes_the_source_whole_or_cut_at_a_word_with_an_ellipsis(
+    tmp_path: Path,
+) -> None:
+    from harness.evaluation.check._static import card_check
+
+    short = card_check(load_task(TASKS_DIR / "function_minimization"))
+    assert short.detail.endswith("computed with 3000-start L-BFGS-B (papers.md §7)")
+
+    folder = _copy_task(tmp_path, "function_minimization")
+    card = folder / "task.yaml"
+    long_source = "computed by a long multistart search over many seeds " * 4 + "(papers.md §7)"
+    text = card.read_text()
+    old = next(ln for ln in text.splitlines() if ln.startswith("  source:"))
+    card.write_text(text.replace(old, f"  source: {long_source}"))
+    detail = card_check(load_task(folder)).detail
+    quoted = detail.split("from: ", 1)[1]
+    assert quoted.endswith(" …") and len(quoted) <= 120
+    assert long_source.startswith(quoted[: -len(" …")] + " ")
+    assert card_check(load_task(folder)).data["best_known_source"] == long_source

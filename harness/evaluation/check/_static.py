@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import textwrap
 
 from harness.evaluation.check._report import CheckResult
 from harness.evaluation.task import Task
@@ -71,11 +72,14 @@ def card_check(task: Task) -> CheckResult:
         return CheckResult("card", "fail", "; ".join(problems))
     bk = card.best_known
     assert bk is not None
+    # The line quotes the source whole when it is short, else cut at a word with an ellipsis;
+    # --json carries it whole.
+    source = textwrap.shorten(bk.source, width=120, placeholder=" …")
     return CheckResult(
         "card",
         "pass",
-        f"metric {card.metric!r}, best known {bk.value:g} "
-        f"({card.direction}) from: {bk.source[:80]}",
+        f"metric {card.metric!r}, best known {bk.value:g} ({card.direction}) from: {source}",
+        {"best_known_source": bk.source},
     )
 
 
