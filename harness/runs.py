@@ -312,6 +312,12 @@ async def execute(
             run_id=run_id,
         )
         scaffold = build_scaffold(plan.spec, plan.config, env)
+        parallel = plan.config.general.max_parallel_iterations
+        if parallel > 1 and not scaffold.parallel_ok:
+            services.notices.append(
+                f"general.max_parallel_iterations={parallel} ignored: {plan.spec.name} runs its "
+                "iterations one at a time (each depends on the previous one's outcome)"
+            )
         try:
             return await _drive(
                 plan, store, services, scaffold, env, run_id, on_start, on_progress, stop

@@ -74,3 +74,13 @@ def test_show_only_selects_the_json_part(tmp_path: Path) -> None:
     data = json.loads(code.stdout)
     assert "best_program" in data and data["run_id"] == run_id
     assert "score_history" not in data and "llm_usage" not in data
+
+
+def test_parallelism_a_scaffold_cannot_use_is_noted(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["run", "-s", "evox", "-t", "function_minimization", "-i", "1", "--sandbox", "local"]
+        + ["--set", "general.max_parallel_iterations=3", "--store", str(tmp_path / "s.sqlite")],
+    )
+    assert result.exit_code == 0, result.output
+    assert "general.max_parallel_iterations=3 ignored" in " ".join(result.stderr.split())
