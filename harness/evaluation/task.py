@@ -196,7 +196,12 @@ def _read_card(folder: Path) -> TaskCard:
     try:
         raw = yaml.safe_load(card_path.read_text())
     except yaml.YAMLError as exc:
-        raise TaskError(f"{card_path}: malformed YAML ({exc}). Fix the file and retry.") from exc
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise TaskError(
+            f"malformed YAML in {card_path}{where}: {problem}. Fix the file and retry."
+        ) from exc
     if not isinstance(raw, dict):
         raise TaskError(f"{card_path}: expected a mapping of card fields")
     try:

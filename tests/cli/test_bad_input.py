@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -207,4 +208,15 @@ def test_invalid_value_names_the_config_file(existing: Path, tmp_path: Path) -> 
         store=existing,
     )
     assert_clean_error(proc, 2, f"invalid config ({cfg})", "'selection_policy.best_of_n'")
+    assert_store_intact(existing)
+
+
+def test_malformed_task_yaml_names_the_file_and_line(existing: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "bad_task"
+    shutil.copytree(ROOT / "tasks" / "function_minimization", folder)
+    card = folder / "task.yaml"
+    card.write_text("name: bad_task\nobjective: [unclosed\n")
+    proc = galapagos("run", "--scaffold", "topk", "--task", str(folder), store=existing)
+    assert_clean_error(proc, 2, f"malformed YAML in {card} at line ", "column")
+    assert "<unicode string>" not in proc.stderr
     assert_store_intact(existing)
