@@ -10,7 +10,7 @@ from harness.cli import catalog, runs
 from harness.cli import sandbox as sandbox_cmd
 from harness.cli import strategy as strategy_cmd
 from harness.cli import task as task_cmd
-from harness.cli._output import state
+from harness.cli._output import HELP_MARKUP, state
 
 app = typer.Typer(
     name="galapagos",
@@ -18,13 +18,19 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     add_completion=False,
+    rich_markup_mode=HELP_MARKUP,
 )
 
 
 @app.callback()
 def _root(
     debug: Annotated[
-        bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")
+        bool,
+        typer.Option(
+            "--debug",
+            help="Show tracebacks instead of one-line errors; give it before the command "
+            "(galapagos --debug run …).",
+        ),
     ] = False,
 ) -> None:
     state.debug = debug

@@ -18,6 +18,7 @@ from harness.core.errors import ConfigError, HarnessError
 from harness.store.sqlite import SQLiteStore, default_store_path
 
 __all__ = [
+    "HELP_MARKUP",
     "err",
     "fmt_score",
     "guard",
@@ -35,6 +36,11 @@ R = TypeVar("R")
 err = Console(stderr=True, highlight=False)
 #: Piped output is not squeezed to 80 columns (tables hold run ids and task names).
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+
+
+#: Help is click's plain layout: typer's rich panels print every flag as ``--json <bool>``, as
+#: if it took a value (typer 0.29); the plain layout shows flags as flags.
+HELP_MARKUP = None
 
 
 class _State:

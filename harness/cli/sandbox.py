@@ -11,12 +11,14 @@ from typing import Annotated
 
 import typer
 
+from harness.cli._output import HELP_MARKUP
 from harness.core.errors import HarnessError
 
 app = typer.Typer(
     help="Build sandbox images, check the sandbox, reap orphaned containers.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode=HELP_MARKUP,
 )
 
 

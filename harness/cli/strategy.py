@@ -9,10 +9,14 @@ from typing import Annotated, Literal
 import typer
 from rich.markup import escape
 
-from harness.cli._output import err, guard, out, print_json, status_word
+from harness.cli._output import HELP_MARKUP, err, guard, out, print_json, status_word
 from harness.core.errors import ConfigError
 
-app = typer.Typer(help="strategy commands", no_args_is_help=True)
+app = typer.Typer(
+    help="Validate an EvoX search strategy: the static pre-filter, then Valid(·) in a sandbox.",
+    no_args_is_help=True,
+    rich_markup_mode=HELP_MARKUP,
+)
 
 
 def _read(path: Path) -> str:

@@ -9,11 +9,15 @@ from typing import Annotated, Literal
 import typer
 from rich.markup import escape
 
-from harness.cli._output import err, guard, out, print_json, status_word
+from harness.cli._output import HELP_MARKUP, err, guard, out, print_json, status_word
 from harness.evaluation.check import CheckReport, CheckResult, check_task
 from harness.evaluation.task import load_task
 
-app = typer.Typer(help="task commands", no_args_is_help=True)
+app = typer.Typer(
+    help="Check a task's evaluator before searching with it (the CI gate for task folders).",
+    no_args_is_help=True,
+    rich_markup_mode=HELP_MARKUP,
+)
 
 
 def _line(check: CheckResult) -> str:
