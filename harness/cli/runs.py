@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.syntax import Syntax
 from rich.table import Table
 
-from harness.cli._output import err, fmt_score, guard, out, print_json
+from harness.cli._output import err, fmt_score, guard, open_existing_store, out, print_json
 from harness.core.controller import Progress as RunProgress
 from harness.core.controller import RunSummary
 from harness.runs import (
@@ -27,7 +28,7 @@ from harness.runs import (
     run_status,
 )
 from harness.store.base import RunRecord
-from harness.store.sqlite import SQLiteStore
+from harness.store.sqlite import SQLiteStore, default_store_path
 
 __all__ = ["register"]
 
@@ -236,8 +237,15 @@ def runs(
     as_json: JsonOpt = False,
 ) -> None:
     """List stored runs, newest first."""
-    st = open_store(store)
-    rows = [describe_run(st, r) for r in st.list_runs(limit)]
+    if (
+        store is None
+        and not os.environ.get("GALAPAGOS_STORE")
+        and not default_store_path().exists()
+    ):
+        rows: list[dict[str, Any]] = []  # a fresh machine: no run yet, nothing to complain about
+    else:
+        st = open_existing_store(store)  # a named store that is missing is a typo
+        rows = [describe_run(st, r) for r in st.list_runs(limit)]
     if as_json:
         print_json(rows)
         return
@@ -270,7 +278,7 @@ def show(
     ] = "all",
 ) -> None:
     """Show a run: best program, score history, LLM usage."""
-    st = open_store(store)
+    st = open_existing_store(store)
     run = st.get_run(run_id)
     programs = {p.id: p for p in st.programs(run.id)}
     best = programs.get(run.best_program_id or "")

@@ -28,11 +28,6 @@ def test_an_existing_store_opens(tmp_path: Path) -> None:
     store.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="harness/cli/runs.py still opens the store with open_store (creates it); "
-    "switch runs/show to open_existing_store, then drop this marker",
-)
 @pytest.mark.parametrize("command", [["runs"], ["show", "abc"]])
 def test_reading_commands_refuse_a_mistyped_store(tmp_path: Path, command: list[str]) -> None:
     missing = tmp_path / "nodir" / "x.sqlite"
@@ -43,3 +38,17 @@ def test_reading_commands_refuse_a_mistyped_store(tmp_path: Path, command: list[
         == f"error: no run store at {missing}; runs are created by galapagos run"
     )
     assert not (tmp_path / "nodir").exists()
+
+
+def test_runs_on_a_fresh_machine_lists_nothing(tmp_path: Path, monkeypatch) -> None:
+    """No store named and none at the default place yet: an empty list, not an error."""
+    monkeypatch.delenv("GALAPAGOS_STORE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
+    result = CliRunner().invoke(app, ["runs", "--json"])
+    assert result.exit_code == 0 and result.stdout.strip() == "[]"
+    assert list(tmp_path.iterdir()) == []
