@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.core.config import RunConfig, override_patch, read_yaml
+from harness.core.config import RunConfig, dotted_get, override_patch, read_yaml
 from harness.core.controller import Controller, Progress, RunSummary
 from harness.core.errors import ConfigError, TaskError
 from harness.core.evaluator import BaseEvaluator
@@ -126,21 +126,15 @@ def _flag_override_notes(
 ) -> list[str]:
     """A note for each value of the config file or a --set that a CLI flag replaced."""
 
-    def lookup(data: Mapping[str, Any], dotted: str) -> Any:
-        value: Any = data
-        for part in dotted.split("."):
-            value = value.get(part) if isinstance(value, Mapping) else None
-        return value
-
     sources = [(str(config_file), read_yaml(config_file))] if config_file else []
     sources += [(f"--set {item}", override_patch(item)) for item in overrides]
     notes = []
     for key, flag in FLAG_NAMES.items():
-        value = lookup(flags, key)
+        value = dotted_get(flags, key)
         if value is None:
             continue
         for source, data in sources:
-            theirs = lookup(data, key)
+            theirs = dotted_get(data, key)
             if theirs is not None and theirs != value:
                 notes.append(f"{key}: {theirs!r} from {source} overridden by {flag} {value}")
     return notes
@@ -265,16 +259,12 @@ async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
             limits = dataclasses.replace(limits, wall_s=ev.timeout_s)
         if ev.memory_mb is not None:
             limits = dataclasses.replace(limits, memory_mb=ev.memory_mb)
-        options = {"pool_size": ev.pool_size} if ev.sandbox == "docker" else {}
-        backend = make_backend(ev.sandbox, **options)
         if ev.sandbox == "docker" and ev.canaries:
             from harness.sandbox.doctor import startup_canaries
 
-            try:
-                await startup_canaries()
-            except BaseException:
-                await backend.aclose()
-                raise
+            await startup_canaries()  # fail closed before any pool or candidate starts
+        options = {"pool_size": ev.pool_size} if ev.sandbox == "docker" else {}
+        backend = make_backend(ev.sandbox, **options)
         evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
         stack.push_async_callback(evaluator.aclose)  # closes the backend too
         yield Services(
@@ -396,29 +386,34 @@ def run_status(run: RunRecord) -> str:
     return run.status
 
 
+def _cause(payload: Mapping[str, Any]) -> tuple[str, str]:
+    """(outcome, its last error line) of one attempt event: an exception's message, not a
+    traceback's heading."""
+    outcome = str(payload.get("outcome", "?"))
+    status = payload.get("status")
+    if status and status not in ("ok", "invalid"):
+        outcome += f" ({status})"
+    lines = [line.strip() for line in str(payload.get("error") or "").splitlines()]
+    lines = [line for line in lines if line]
+    return outcome, lines[-1] if lines else ""
+
+
 def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
     """How many iterations produced no child, why (their last attempt, most common first), and
     whether the seed program itself failed to evaluate."""
-    events = store.events(run_id, ["seed", "attempt", "iteration_failed"])
-    last: dict[int, tuple[str, str]] = {}
-    failed: list[int] = []
     seed_error = None
-    for event in events:
-        payload = event.payload
-        if event.kind == "seed" and payload.get("failed"):
-            seed_error = str(payload.get("error") or payload.get("status") or "failed")
-        elif event.kind == "attempt":
-            # The last line: an exception's message, not a traceback's heading.
-            error = [line for line in str(payload.get("error") or "").splitlines() if line.strip()]
-            outcome = str(payload.get("outcome", "?"))
-            status = payload.get("status")
-            if status and status not in ("ok", "invalid"):
-                outcome += f" ({status})"
-            last[event.iteration] = (outcome, error[-1].strip() if error else "")
-        elif event.kind == "iteration_failed":
+    failed: list[int] = []
+    for event in store.events(run_id, ["seed", "iteration_failed"]):
+        if event.kind == "iteration_failed":
             failed.append(event.iteration)
-    reasons = Counter(last.get(i, ("unknown", ""))[0] for i in failed)
-    example = {last.get(i, ("unknown", ""))[0]: last.get(i, ("", ""))[1] for i in failed}
+        elif event.payload.get("failed"):
+            seed_error = str(event.payload.get("error") or event.payload.get("status") or "failed")
+    causes: list[tuple[str, str]] = []
+    if failed:  # attempts are read only for runs that have failures to explain
+        last = {e.iteration: _cause(e.payload) for e in store.events(run_id, ["attempt"])}
+        causes = [last.get(i, ("unknown", "")) for i in failed]
+    reasons = Counter(outcome for outcome, _ in causes)
+    example = dict(causes)  # the latest error of each outcome
     return {
         "iterations_failed": len(failed),
         "failure_reasons": [

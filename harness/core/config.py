@@ -127,10 +127,21 @@ def override_patch(item: str) -> dict[str, Any]:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
         raise ConfigError(f"--set {item!r}: value is not valid YAML") from exc
-    patch: Any = value
-    for part in reversed(key.split(".")):
-        patch = {part: patch}
-    return dict(patch)
+    return nest(key, value)
+
+
+def nest(dotted: str, value: Any) -> dict[str, Any]:
+    """``"a.b", 1`` → ``{"a": {"b": 1}}``."""
+    for part in reversed(dotted.split(".")):
+        value = {part: value}
+    return dict(value)
+
+
+def dotted_get(data: Any, dotted: str) -> Any:
+    """The value at ``"a.b"`` in nested mappings, or None."""
+    for part in dotted.split("."):
+        data = data.get(part) if isinstance(data, Mapping) else None
+    return data
 
 
 def apply_overrides(config: Mapping[str, Any], overrides: list[str]) -> dict[str, Any]:

@@ -22,6 +22,8 @@ from harness.core.config import (
     Layer,
     RunConfig,
     deep_merge,
+    dotted_get,
+    nest,
     override_patch,
     read_yaml,
     validate_config,
@@ -146,11 +148,9 @@ def load_config(
     user_layers = len(layers)
     layers.append(("command-line flags", flags))
     for key, flag in (flag_names or {}).items():
-        value: Any = flags
-        for part in key.split("."):
-            value = value.get(part) if isinstance(value, Mapping) else None
+        value = dotted_get(flags, key)
         if value is not None:
-            layers.append((flag, _nest(key, value)))
+            layers.append((flag, nest(key, value)))
     data: dict[str, Any] = {}
     for _, layer in layers:
         data = deep_merge(data, layer)
@@ -164,12 +164,6 @@ def load_config(
         below["scaffold"] = spec.name
         validate_config(spec.config_model(), below, source=layers[:user_layers])
     return spec, config
-
-
-def _nest(dotted: str, value: Any) -> dict[str, Any]:
-    for part in reversed(dotted.split(".")):
-        value = {part: value}
-    return dict(value)
 
 
 def build_scaffold(spec: ScaffoldSpec, config: RunConfig, env: BuildEnv) -> Scaffold:

@@ -130,6 +130,19 @@ class LLMConfig(BaseModel):
         return self
 
 
+#: Settings that pass unchanged between the config and the resolved settings, both ways.
+_PASSTHROUGH = (
+    "api_key_env",
+    "timeout_s",
+    "retries",
+    "retry_backoff_s",
+    "send_seed",
+    "max_total_tokens",
+    "max_cost",
+    "offline",
+)
+
+
 @dataclass(frozen=True)
 class ResolvedLLM:
     """Everything the client needs, after config, CLI and environment were merged."""
@@ -156,15 +169,8 @@ class ResolvedLLM:
         return LLMConfig(
             provider=self.provider,
             api_base=self.api_base if self.provider == "openai" else None,
-            api_key_env=self.api_key_env,
             models=list(self.models),
-            timeout_s=self.timeout_s,
-            retries=self.retries,
-            retry_backoff_s=self.retry_backoff_s,
-            send_seed=self.send_seed,
-            max_total_tokens=self.max_total_tokens,
-            max_cost=self.max_cost,
-            offline=self.offline,
+            **{name: getattr(self, name) for name in _PASSTHROUGH},
         )
 
     def describe(self) -> str:
@@ -225,13 +231,6 @@ def resolve_llm_config(
         models=chosen,
         api_base=base,
         api_key=key,
-        api_key_env=config.api_key_env,
-        timeout_s=config.timeout_s,
-        retries=config.retries,
-        retry_backoff_s=config.retry_backoff_s,
-        send_seed=config.send_seed,
-        max_total_tokens=config.max_total_tokens,
-        max_cost=config.max_cost,
-        offline=config.offline,
         notes=tuple(notes),
+        **{name: getattr(config, name) for name in _PASSTHROUGH},
     )

@@ -101,11 +101,17 @@ def _galapagos_check_poison(value, part):
         return node
 
     out = walk(value)
-    if state["seen"] <= part and not globals().get("_galapagos_check_absent_said"):
-        import sys
-        print("{absent}", file=sys.stderr, flush=True)
-        globals()["_galapagos_check_absent_said"] = True
+    if state["seen"] <= part:
+        _galapagos_check_say_once("{absent}")
     return out
+
+
+def _galapagos_check_say_once(message):
+    """Tell the check (on stderr, once per process) that this variant does not apply."""
+    if not globals().get("_galapagos_check_said"):
+        import sys
+        print(message, file=sys.stderr, flush=True)
+        globals()["_galapagos_check_said"] = True
 
 
 _galapagos_check_original = {entry}
@@ -287,10 +293,8 @@ _SMALL_LIE_BODY = """out = {original}
             and not isinstance(out[-1], bool):
         v = float(out[-1])
         out = out[:-1] + (v {sign} {rel!r} * max(abs(v), 1.0),)
-    elif not globals().get("_galapagos_check_absent_said"):
-        import sys
-        print({marker!r}, file=sys.stderr, flush=True)
-        globals()["_galapagos_check_absent_said"] = True
+    else:
+        _galapagos_check_say_once({marker!r})
     return out"""
 
 
