@@ -63,7 +63,12 @@ async def _load(run: ValidRun, source: str) -> list[CheckResult]:
         return [_result("load", "fail", str(exc), started)]
     return [
         _result("load", "pass", "the module imports", started),
-        _result("structure", "pass", "classes, inheritance, abstract methods and sample() signature ok", started),
+        _result(
+            "structure",
+            "pass",
+            "classes, inheritance, abstract methods and sample() signature ok",
+            started,
+        ),
     ]
 
 

@@ -12,6 +12,7 @@ Attach *before* starting the container, so no output is produced before the sock
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import select
 import socket
@@ -116,13 +117,39 @@ class AttachedStream:
                 continue
             try:
                 chunk = self._sock.recv(1 << 16)
+            except BlockingIOError:
+                continue
             except (ConnectionResetError, BrokenPipeError):
                 chunk = b""
-            if not chunk:
-                self._eof = True
-                continue
-            self._demux(chunk)
+            self._feed(chunk)
         return self._frames.popleft()
+
+    def _feed(self, chunk: bytes) -> None:
+        if chunk:
+            self._demux(chunk)
+        else:
+            self._eof = True
+
+    # -- the same, on an event loop (a job's exchange needs no thread) --------------------------
+
+    async def asend(self, data: bytes, deadline: float) -> None:
+        """``send`` without a thread; raises TimeoutError past ``deadline``."""
+        self._sock.setblocking(False)
+        async with asyncio.timeout(max(0.001, deadline - time.monotonic())):
+            await asyncio.get_running_loop().sock_sendall(self._sock, data)
+
+    async def arecv_frame(self, deadline: float) -> tuple[dict[str, Any], bytearray] | None:
+        """``recv_frame`` without a thread."""
+        self._sock.setblocking(False)
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(max(0.001, deadline - time.monotonic())):
+            while not self._frames and not self._eof:
+                try:
+                    chunk = await loop.sock_recv(self._sock, 1 << 16)
+                except (ConnectionResetError, BrokenPipeError):
+                    chunk = b""
+                self._feed(chunk)
+        return self._frames.popleft() if self._frames else None
 
     def at_eof(self) -> bool:
         """True when the peer already hung up (checked without blocking)."""

@@ -6,7 +6,8 @@ warm pool the first four steps happened before the job existed.  A monotonic hos
 result says why a job ended: ok/invalid from the runner's document, else timeout, oom
 (``State.OOMKilled``), output_limit, crash (exit code, stderr tail) or invalid_result.
 Removal of a finished container happens in the background, off the critical path; ``aclose``
-waits for it.
+waits for it.  The runner stays (idle) until the host hangs up at removal, so the container's
+teardown is off the critical path too.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import uuid
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import docker
@@ -72,7 +74,8 @@ class DockerBackend:
     """Runs each job in a fresh hardened container (see :mod:`harness.sandbox.hardening`).
 
     ``pool_size`` warm containers per job shape (default ``min(8, 2 × cores)``, 0 disables the
-    pool) are kept by ``pool_creators`` threads; at most ``max_parallel`` jobs run at once.
+    pool) are kept by ``pool_creators`` threads; at most ``max_parallel`` engine calls of jobs
+    (cold starts, kills) run at once.
     ``reap`` removes containers of dead owners at start-up; ``build`` builds a missing image on
     first use; ``runtime`` selects the OCI runtime (``"runsc"`` for gVisor).  Raises
     :class:`~harness.core.errors.SandboxUnavailable` when the engine is not reachable.
@@ -125,8 +128,29 @@ class DockerBackend:
     # -- public API --------------------------------------------------------------------------
 
     async def run(self, job: Job) -> EvalResult:
+        """Run ``job`` in a fresh container: a warm one when the pool has it, else a cold one.
+
+        The exchange itself happens on the event loop (no thread hop on the warm path); engine
+        calls that block (start, kill, inspect) go to the backend's threads.
+        """
+        if self._closed:
+            raise SandboxError("the Docker sandbox backend is closed")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._run_sync, job)
+        key = self._cached_key(job)
+        if key is None:  # resolving the image may build it: off the event loop
+            key = await loop.run_in_executor(self._executor, self._key, job)
+        started = self.pool.take(key) if self.pool is not None else None
+        if started is not None and started.stream.at_eof():
+            self._discard(started)  # its runner died while waiting: never hand it out
+            started = None
+        t0 = time.monotonic()
+        if started is None:
+            labels = {k: v for k, v in job.labels.items() if k.startswith("galapagos.")}
+            started = await loop.run_in_executor(self._executor, partial(self._start, key, labels))
+        try:
+            return await self._exchange(started, job, t0)
+        finally:
+            self._discard(started)
 
     async def prewarm(self, job: Job) -> None:
         """Start filling the warm pool for jobs shaped like ``job`` (does not wait for it)."""
@@ -181,13 +205,18 @@ class DockerBackend:
                 self._tags[name] = tag
             return self._tags[name]
 
-    def _key(self, job: Job) -> PoolKey:
+    def _key(self, job: Job, tag: str | None = None) -> PoolKey:
         return PoolKey(
-            self.image_tag(job.image),
+            tag or self.image_tag(job.image),
             tuple(job.preload),
             job.limits,
             job.labels.get(ownership.RUN_LABEL),
         )
+
+    def _cached_key(self, job: Job) -> PoolKey | None:
+        """The job's pool key if its image is already resolved (no engine call, no lock)."""
+        tag = self._tags.get(job.image)
+        return self._key(job, tag) if tag else None
 
     def _labels(self, key: PoolKey, extra: dict[str, str]) -> dict[str, str]:
         labels = {
@@ -261,11 +290,7 @@ class DockerBackend:
 
     def _discard(self, item: _Started | Container) -> None:
         """Remove a container in the background (never reused)."""
-        started = item if isinstance(item, _Started) else None
-        container = started.container if started else item
-        if started:
-            started.stream.close()
-        fut = self._remover.submit(self._remove, container)
+        fut = self._remover.submit(self._remove, item)
         with self._lock:
             self._removals.add(fut)
         fut.add_done_callback(self._removal_done)
@@ -274,45 +299,32 @@ class DockerBackend:
         with self._lock:
             self._removals.discard(fut)
 
-    def _remove(self, container: Container) -> None:
+    def _remove(self, item: _Started | Container) -> None:
         if not self._closed:
             time.sleep(REMOVE_DELAY_S)  # let the job's caller run first; removal is not urgent
+        if isinstance(item, _Started):
+            # A finished runner waits for this hang-up before it exits (its container's
+            # teardown would otherwise compete with the caller for the CPU).
+            item.stream.close()
+        container = item.container if isinstance(item, _Started) else item
         ownership.remove_containers([container])
         with self._lock:
             self._live.pop(container.id, None)
 
     # -- one job -----------------------------------------------------------------------------
 
-    def _run_sync(self, job: Job) -> EvalResult:
-        if self._closed:
-            raise SandboxError("the Docker sandbox backend is closed")
-        key = self._key(job)
-        started = None
-        if self.pool is not None:
-            started = self.pool.take(key)
-            if started is not None and started.stream.at_eof():
-                self._discard(started)  # its runner died while waiting: never hand it out
-                started = None
-        t0 = time.monotonic()
-        if started is None:
-            started = self._start(
-                key, {k: v for k, v in job.labels.items() if k.startswith("galapagos.")}
-            )
-        try:
-            return self._exchange(started, job, t0)
-        finally:
-            self._discard(started)
-
-    def _exchange(self, started: _Started, job: Job, t0: float) -> EvalResult:
+    async def _exchange(self, started: _Started, job: Job, t0: float) -> EvalResult:
         stream, container = started.stream, started.container
+        loop = asyncio.get_running_loop()
+        blocking = partial(loop.run_in_executor, self._executor)
         elapsed = lambda: time.monotonic() - t0  # noqa: E731
         budget = job.limits.wall_s
         try:
-            sent = time.monotonic()
-            stream.send(encode_job(job), deadline=sent + budget + HOST_GRACE_S)
-            frame = stream.recv_frame(sent + budget + HOST_GRACE_S)
+            deadline = time.monotonic() + budget + HOST_GRACE_S
+            await stream.asend(encode_job(job), deadline)
+            frame = await stream.arecv_frame(deadline)
         except TimeoutError:
-            state = self._kill(container)
+            state = await blocking(self._kill, container)
             return failure_result(
                 "timeout",
                 f"the evaluation exceeded its {budget:g} s budget",
@@ -321,12 +333,12 @@ class DockerBackend:
                 stderr_tail=stream.stderr_tail,
             )
         except OutputLimitExceeded as exc:
-            self._kill(container)
+            await blocking(self._kill, container)
             return failure_result(
                 "output_limit", str(exc), duration_s=elapsed(), stderr_tail=stream.stderr_tail
             )
         except WireError as exc:
-            self._kill(container)
+            await blocking(self._kill, container)
             return failure_result(
                 "invalid_result",
                 f"unreadable result: {exc}",
@@ -336,7 +348,7 @@ class DockerBackend:
         except OSError:
             frame = None  # the socket broke: the container is gone
         if frame is None or frame[0].get("kind") != "result":
-            return self._died(container, stream, elapsed())
+            return await blocking(self._died, container, stream, elapsed())
         return result_from_document(frame[0], duration_s=elapsed())
 
     def _state(self, container: Container, wait_s: float) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator
@@ -51,6 +53,23 @@ time.sleep(3600)
             break
         time.sleep(0.05)
     assert not _running(pid), "the candidate's child outlived the job"
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["    while True:\n        pass\n", "    import time\n    time.sleep(3600)\n"],
+    ids=["busy", "sleeping"],
+)
+async def test_the_runner_answers_a_hung_evaluator_by_itself(
+    local: LocalBackend, monkeypatch: pytest.MonkeyPatch, body: str
+) -> None:
+    # The host would wait a minute past the budget: an answer sooner is the runner's watchdog.
+    monkeypatch.setattr("harness.sandbox.local_backend.HOST_GRACE_S", 60.0)
+    job = sealed_job("", evaluator=f"def evaluate(candidate):\n{body}".encode())
+    fast = dataclasses.replace(job, limits=dataclasses.replace(job.limits, wall_s=0.5))
+    result = await asyncio.wait_for(local.run(fast), timeout=20)
+    assert result.status == "timeout" and result.timed_out
+    assert result.error == "the evaluation exceeded its 0.5 s budget"
 
 
 async def test_secrets_are_not_passed_on(

@@ -2,8 +2,11 @@
 
 Start-up (before any job exists): import the preload modules, fork the confined candidate
 process, write a ``ready`` frame.  Then read exactly one ``job`` frame from stdin, run it, write
-exactly one ``result`` frame, kill every candidate process and exit.  A watchdog writes a
-``timeout`` result if the job outlives its budget, so a hung evaluator still yields a reason.
+exactly one ``result`` frame, kill every candidate process and exit (in a container, once the
+host hangs up).  A watchdog writes a ``timeout`` result if the job outlives its budget, so a
+hung evaluator still yields a reason: a ``SIGALRM`` interval timer armed when the job arrives
+(a thread woken at that moment would cost the job a GIL hand-off).  An evaluator that takes
+over ``SIGALRM`` for itself loses only this early answer; the host's deadline still holds.
 
 Sealed jobs: the task files go to a root-only directory, the evaluator is imported here and
 called with a :class:`~galapagos_sandbox.candidate.Candidate`.  Compat jobs: the whole
@@ -17,8 +20,8 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import signal
 import sys
-import threading
 import time
 import types
 
@@ -39,6 +42,8 @@ __all__ = ["main"]
 
 #: Seconds the evaluator gets past the budget to handle a CandidateTimeout before the watchdog.
 WATCHDOG_GRACE_S = 0.25
+#: Longest a finished runner in a container waits for the host to hang up (see ``_linger``).
+LINGER_S = 30.0
 _TB_CHARS = 4000
 
 
@@ -54,12 +59,9 @@ class Runner:
         self.process = CandidateProcess(cfg)
         self.started = time.monotonic()
         self._emitted = False
-        self._lock = threading.Lock()
         #: Seconds since job receipt at each phase (reported, for benchmarks and debugging).
         self.timings: dict[str, float] = {}
         self._budget = cfg.wall_s
-        self._job_started = threading.Event()
-        self._done = threading.Event()
 
     # -- output ------------------------------------------------------------------------------
 
@@ -67,11 +69,14 @@ class Runner:
         self.timings[phase] = round(time.monotonic() - self.started, 6)
 
     def emit(self, doc: dict[str, Any]) -> bool:
-        """Write the one result frame; later calls are ignored (returns False)."""
-        with self._lock:
-            if self._emitted:
-                return False
-            self._emitted = True
+        """Write the one result frame; later calls are ignored (returns False).
+
+        Only the main thread emits (the watchdog is a signal handler running there), and the
+        watchdog is disarmed before any emit, so this never runs twice at once.
+        """
+        if self._emitted:
+            return False
+        self._emitted = True
         cap = self.process.capture
         cap.settle()
         doc.update(
@@ -102,21 +107,18 @@ class Runner:
         return True
 
     def finish(self, doc: dict[str, Any]) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)  # no watchdog inside emit (see there)
         self.emit(doc)
         self.process.shutdown()
+        if self.cfg.container:
+            _linger(LINGER_S)
         os._exit(0)
 
-    def _watchdog(self) -> None:
-        """Started before the job (thread start-up is off the critical path)."""
-        self._job_started.wait()
-        budget = self._budget
-        if self._done.wait(budget + WATCHDOG_GRACE_S):
-            return
-        if self.emit(
-            {"status": "timeout", "error": f"the evaluation exceeded its {budget:g} s budget"}
-        ):
-            self.process.kill()
-            os._exit(0)
+    def _watchdog(self, _signum: int, _frame: object) -> None:
+        """SIGALRM handler: the job outlived its budget and grace (runs in the main thread)."""
+        self.finish(
+            {"status": "timeout", "error": f"the evaluation exceeded its {self._budget:g} s budget"}
+        )
 
     # -- jobs --------------------------------------------------------------------------------
 
@@ -229,7 +231,7 @@ class Runner:
         self.started = time.monotonic()
         self._budget = float(header.get("wall_s") or self.cfg.wall_s)
         self.process.deadline = self.started + self._budget
-        self._job_started.set()
+        signal.setitimer(signal.ITIMER_REAL, self._budget + WATCHDOG_GRACE_S)
         self.process.source = str(header.get("candidate", ""))
         self.process.filename = os.path.basename(str(header.get("candidate_filename")))
         if header.get("mode") != "compat":
@@ -254,8 +256,27 @@ class Runner:
                 "error": clean_text(f"the evaluator raised {type(exc).__name__}: {exc}"[:2000]),
                 "traceback": clean_text(_format_exc()[-_TB_CHARS:]),
             }
-        self._done.set()
         self.finish(doc)
+
+
+def _linger(limit_s: float) -> None:
+    """Wait (idle, candidates already dead) until the host hangs up, at most ``limit_s``.
+
+    A container's teardown costs the engine and the kernel a burst of CPU; exiting right after
+    the result would spend it while the host is still reading that result.  The host closes the
+    stream when it removes the container, off its critical path.
+    """
+    import select
+
+    poller = select.poll()
+    poller.register(0, select.POLLIN)
+    end = time.monotonic() + limit_s
+    while (left := end - time.monotonic()) > 0 and poller.poll(int(left * 1000) + 1):
+        try:
+            if not os.read(0, 65536):
+                return
+        except OSError:
+            return
 
 
 _REHEARSAL = """
@@ -283,7 +304,7 @@ def main(argv: list[str] | None = None) -> None:
     runner.process.spawn(fresh_interpreter=False)
     runner.process.ping()
     runner.rehearse()
-    threading.Thread(target=runner._watchdog, name="watchdog", daemon=True).start()
+    signal.signal(signal.SIGALRM, runner._watchdog)
     write_all(1, encode_frame({"kind": "ready", "preload_errors": preload_errors}))
     runner.run()
 
