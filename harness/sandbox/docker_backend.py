@@ -42,7 +42,15 @@ from harness.sandbox.hardening import (
     create_hardened_container,
     minimal_env,
 )
-from harness.sandbox.jobs import FRAME_SLACK, encode_job, failure_result, result_from_document
+from harness.sandbox.jobs import (
+    FRAME_SLACK,
+    encode_job,
+    encode_task,
+    failure_result,
+    files_digest,
+    result_from_document,
+    task_digest,
+)
 from harness.sandbox.jobs import runner_config as make_runner_config
 from harness.sandbox.pool import PoolKey, WarmPool
 from harness.sandbox.protocol import Job
@@ -64,6 +72,8 @@ IMAGE_PYTHONPATH = f"{images.RUNTIME}:{images.SITE}"
 class _Started:
     container: Container
     stream: AttachedStream
+    #: Digest of the sealed task its runner installed (the job frame then omits the files).
+    task: str | None = None
 
 
 def default_pool_size() -> int:
@@ -110,6 +120,10 @@ class DockerBackend:
         self.reaped = ownership.reap_orphans(self.client) if reap else []
         self._recipes = images.load_recipes()
         self._tags: dict[str, str] = {}
+        #: Sealed tasks seen so far: digest → the ``task`` frame that installs it; and the
+        #: digest of each files mapping (by identity, the mapping kept alive with it).
+        self._task_frames: dict[str, bytes] = {}
+        self._files_digests: dict[int, tuple[object, str]] = {}
         self._executor = ThreadPoolExecutor(max_parallel, thread_name_prefix="galapagos-job")
         self._remover = ThreadPoolExecutor(2, thread_name_prefix="galapagos-rm")
         self._removals: set[Future[None]] = set()
@@ -211,7 +225,21 @@ class DockerBackend:
             tuple(job.preload),
             job.limits,
             job.labels.get(ownership.RUN_LABEL),
+            self._task(job) if job.mode == "sealed" else None,
         )
+
+    def _task(self, job: Job) -> str:
+        """Digest of the job's sealed task, remembering the frame that installs it."""
+        seen = self._files_digests.get(id(job.files))
+        if seen is None or seen[0] is not job.files:
+            seen = (job.files, files_digest(job.files))
+            if len(self._files_digests) > 64:
+                self._files_digests.clear()
+            self._files_digests[id(job.files)] = seen
+        digest = task_digest(job, seen[1])
+        if digest not in self._task_frames:
+            self._task_frames[digest] = encode_task(job, digest)
+        return digest
 
     def _cached_key(self, job: Job) -> PoolKey | None:
         """The job's pool key if its image is already resolved (no engine call, no lock)."""
@@ -243,6 +271,7 @@ class DockerBackend:
             compat_path=images.COMPAT,
             python="/usr/bin/python3",
             python_flags=PYTHON_FLAGS,
+            task=key.task is not None,
         )
         spec = ContainerSpec(
             image=key.image,
@@ -269,12 +298,15 @@ class DockerBackend:
                 self.client, container, max_frame=key.limits.output_bytes + FRAME_SLACK
             )
             container.start()
-            frame = stream.recv_frame(time.monotonic() + STARTUP_S)
+            deadline = time.monotonic() + STARTUP_S
+            if key.task is not None:
+                stream.send(self._task_frames[key.task], deadline)
+            frame = stream.recv_frame(deadline)
             if frame is None or frame[0].get("kind") != "ready":
                 raise SandboxError(
                     f"the sandbox runner in {key.image} did not start: {stream.stderr_tail[-500:]}"
                 )
-            return _Started(container, stream)
+            return _Started(container, stream, key.task)
         except (
             TimeoutError,
             WireError,
@@ -321,7 +353,7 @@ class DockerBackend:
         budget = job.limits.wall_s
         try:
             deadline = time.monotonic() + budget + HOST_GRACE_S
-            await stream.asend(encode_job(job), deadline)
+            await stream.asend(encode_job(job, installed=started.task), deadline)
             frame = await stream.arecv_frame(deadline)
         except TimeoutError:
             state = await blocking(self._kill, container)

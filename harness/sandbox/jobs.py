@@ -7,6 +7,8 @@ only for error-like keys) before it becomes an :class:`~harness.core.records.Eva
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Mapping
 from typing import Any, cast, get_args
@@ -21,9 +23,12 @@ from harness.sandbox.protocol import Job, Limits
 __all__ = [
     "STATUSES",
     "encode_job",
+    "encode_task",
+    "files_digest",
     "failure_result",
     "result_from_document",
     "runner_config",
+    "task_digest",
 ]
 
 STATUSES = frozenset(get_args(EvalStatus))
@@ -44,12 +49,48 @@ def runner_config(limits: Limits, preload: tuple[str, ...], **where: Any) -> Run
     )
 
 
-def encode_job(job: Job) -> bytes:
+def files_digest(files: Mapping[str, bytes]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(files):
+        data = files[name]
+        h.update(f"\0{name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def task_digest(job: Job, files: str | None = None) -> str:
+    """What identifies a job's sealed task: evaluator module, environment and every file
+    (``files``: the files' digest, when the caller has it already)."""
+    described = [job.evaluator_module, sorted(job.env.items()), files or files_digest(job.files)]
+    return hashlib.sha256(json.dumps(described).encode()).hexdigest()
+
+
+def _files(job: Job) -> tuple[list[list[Any]], bytes]:
     files, parts, offset = [], [], 0
     for name, data in job.files.items():
         files.append([name, offset, len(data)])
         parts.append(bytes(data))
         offset += len(data)
+    return files, b"".join(parts)
+
+
+def encode_task(job: Job, digest: str) -> bytes:
+    """The ``task`` frame a runner installs before ``ready`` (sealed jobs only)."""
+    files, blob = _files(job)
+    header = {
+        "kind": "task",
+        "digest": digest,
+        "evaluator_module": job.evaluator_module,
+        "env": dict(job.env),
+        "files": files,
+    }
+    return encode_frame(header, blob)
+
+
+def encode_job(job: Job, *, installed: str | None = None) -> bytes:
+    """The ``job`` frame; with ``installed`` (a task digest) the runner already holds the task
+    and the frame carries only the candidate."""
+    files, blob = _files(job) if installed is None else ([], b"")
     header = {
         "kind": "job",
         "mode": job.mode,
@@ -58,10 +99,11 @@ def encode_job(job: Job) -> bytes:
         "candidate": job.candidate,
         "candidate_filename": job.candidate_filename,
         "wall_s": job.limits.wall_s,
-        "env": dict(job.env),
+        "env": dict(job.env) if installed is None else {},
         "files": files,
+        "task_digest": installed,
     }
-    return encode_frame(header, b"".join(parts))
+    return encode_frame(header, blob)
 
 
 def failure_result(

@@ -1,12 +1,12 @@
 """Warm pool of single-use, pre-started containers (the Go playground pattern).
 
 A container in the pool has started, imported the task's preload modules, forked its confined
-candidate process and said ``ready``; it waits on stdin for exactly one job and is destroyed
-afterwards.  Nothing is ever reused, so the pool only moves the ~250 ms start (plus imports)
-off the critical path.  Containers are keyed by everything fixed at start-up (image, preload,
-limits, run); a few creator threads keep each wanted key topped up to ``size`` in the
-background, and keys nobody asked for in ``idle_ttl_s`` are drained.
-"""
+candidate process, installed the sealed task (files and evaluator, in the runner only) and said
+``ready``; it waits on stdin for exactly one job and is destroyed afterwards.  Nothing is ever
+reused, so the pool only moves the ~250 ms start (plus imports) off the critical path.
+Containers are keyed by everything fixed at start-up (image, preload, limits, run, installed
+task); a few creator threads keep each wanted key topped up to ``size`` in the background, and
+keys nobody asked for in ``idle_ttl_s`` are drained."""
 
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ class PoolKey:
     preload: tuple[str, ...]
     limits: Limits
     run: str | None = None
+    #: Digest of the sealed task its containers install before ``ready`` (None: compat jobs,
+    #: whose files travel with the job).
+    task: str | None = None
 
 
 class WarmPool(Generic[W]):
@@ -72,9 +75,11 @@ class WarmPool(Generic[W]):
     def want(self, key: PoolKey) -> None:
         """Start (or keep) filling the pool for ``key``."""
         with self._cond:
+            new = key not in self._wanted
             self._wanted[key] = time.monotonic()
             self._ready.setdefault(key, deque())
-            self._cond.notify_all()
+            if new:
+                self._cond.notify_all()
 
     def take(self, key: PoolKey) -> W | None:
         """A ready container for ``key``, or None (the caller starts one cold)."""
@@ -84,7 +89,9 @@ class WarmPool(Generic[W]):
             if queue:
                 self.hits += 1
                 self._quiet_until = time.monotonic() + self._refill_delay
-                self._cond.notify_all()  # a slot opened: wake a creator
+                # A slot opened: wake one creator (waking all would have them compete with
+                # the job for the CPU just as it starts).
+                self._cond.notify()
                 return queue.popleft()
             self.misses += 1
             return None
@@ -130,7 +137,6 @@ class WarmPool(Generic[W]):
                 keep = item is not None and not self._closed and key in self._wanted
                 if keep and item is not None:
                     self._ready[key].append(item)
-                    self._cond.notify_all()
             if item is not None and not keep:
                 self._discard(item)
 

@@ -72,3 +72,17 @@ async def test_close_removes_idle_containers(sandbox_images: dict[str, str]) -> 
         all=True, filters={"label": f"galapagos.backend={backend.instance}"}
     )
     assert left == []
+
+
+async def test_warm_containers_install_the_task_and_report_its_failures_per_job(
+    pooled: DockerBackend,
+) -> None:
+    good = sealed_job(program("return 0.5"))
+    broken = sealed_job(program("return 0.5"), evaluator=b"raise ValueError('no table')\n")
+    for job in (good, broken):
+        await pooled.prewarm(job)
+    await wait_idle(pooled, 4)  # containers of the broken task start (and wait) all the same
+    outcome = await pooled.run(broken)
+    assert outcome.status == "crash" and "ValueError: no table" in outcome.error
+    assert (await pooled.run(good)).metrics["combined_score"] == 0.5  # tasks never mix
+    assert pooled.pool.hits == 2

@@ -59,6 +59,9 @@ class _Child:
         self.reader = FrameReader(resp, max_frame=MAX_ANSWER)
         self.load_sent = False
         self.loaded = False
+        #: Why the program failed to load in this (still live) child; every later call
+        #: raises it again instead of talking to a child without a program.
+        self.load_error: CandidateError | None = None
         self.status: int | None = None
 
 
@@ -133,30 +136,30 @@ class CandidateProcess:
         assert self._child is not None
         self._roundtrip(self._child, {"op": "ping"}, b"", time.monotonic() + 30, "start-up")
 
-    def send_source(self) -> None:
-        """Send the program to the live child without waiting (it compiles while we work)."""
+    def send_source(self) -> bool:
+        """Send the program to the live child without waiting (it compiles while we work);
+        False if it could not be sent (the next answer read tells what happened)."""
         child = self._child
         if child is None or child.status is not None or child.load_sent:
-            return
+            return child is not None and child.load_sent
         header = {"op": "load", "source": self.source, "filename": self.filename}
         try:
             write_all(child.req, encode_frame(header), self._deadline(None))
         except (TimeoutError, BrokenPipeError):
-            return  # the next call finds out what happened
+            return False
         child.load_sent = True
+        return True
 
-    def _ready(self, deadline: float | None) -> _Child:
+    def _ready(self) -> _Child:
+        """The live child (a fresh one if the last died); raises a failed load's error."""
         if self.capture.overflow:
             raise CandidateOutputLimit(self._overflow_message())
         if self._child is None or self._child.status is not None:
             self.spawn(fresh_interpreter=True)
         child = self._child
         assert child is not None
-        if not child.loaded:
-            if not child.load_sent:
-                self.send_source()
-            self._receive(child, deadline, "loading")
-            child.loaded = True
+        if child.load_error is not None:
+            raise child.load_error
         return child
 
     def call(self, name: str, args: tuple[Any, ...], timeout: float | None) -> Any:
@@ -165,11 +168,32 @@ class CandidateProcess:
         except UnsupportedType as exc:
             raise TypeError(f"argument for candidate {name}() is not plain data: {exc}") from None
         deadline = self._deadline(timeout)
-        child = self._ready(deadline)
+        child = self._ready()
         self.calls += 1
-        header, answer = self._roundtrip(
-            child, {"op": "call", "name": name, "args": tree}, blob, deadline, f"{name}()"
-        )
+        request = encode_frame({"op": "call", "name": name, "args": tree}, blob)
+        what = f"{name}()"
+        if child.loaded:
+            self._send(child, request, deadline, what)
+        else:
+            # The first call travels right behind the program: the child loads it and runs
+            # the call without waiting for us in between (one wake-up instead of two).
+            if self.send_source():
+                try:
+                    write_all(child.req, request, deadline)
+                except TimeoutError:  # the child is still busy with the program
+                    self.kill()
+                    self._reap(child, wait_s=1.0)
+                    raise CandidateTimeout("loading did not finish in time") from None
+                except BrokenPipeError:
+                    pass  # the answer pipe tells what happened
+            try:
+                self._receive(child, deadline, "loading")
+            except CandidateError as exc:
+                if child.status is None:
+                    child.load_error = exc
+                raise
+            child.loaded = True
+        header, answer = self._receive(child, deadline, what)
         try:
             return decode_value(header.get("value"), answer)
         except (WireError, ImportError) as exc:
@@ -190,15 +214,18 @@ class CandidateProcess:
     def _roundtrip(
         self, child: _Child, header: dict[str, Any], blob: bytes, deadline: float | None, what: str
     ) -> tuple[dict[str, Any], bytearray]:
+        self._send(child, encode_frame(header, blob), deadline, what)
+        return self._receive(child, deadline, what)
+
+    def _send(self, child: _Child, data: bytes, deadline: float | None, what: str) -> None:
         try:
-            write_all(child.req, encode_frame(header, blob), deadline)
+            write_all(child.req, data, deadline)
         except TimeoutError:
             self.kill()
             self._reap(child, wait_s=1.0)
             raise CandidateTimeout(f"{what} did not read its input in time") from None
         except BrokenPipeError:
             pass  # the answer pipe tells what happened
-        return self._receive(child, deadline, what)
 
     def _receive(
         self, child: _Child, deadline: float | None, what: str

@@ -41,6 +41,9 @@ _DEFAULTS: dict[str, Any] = {
     # Address-space limit for the candidate (local backend only; containers use the cgroup).
     "memory_mb": None,
     "max_job_bytes": 64 << 20,
+    # A sealed task frame follows on stdin before ``ready`` (warm pools install the evaluator
+    # ahead of the job; the job then names the task by digest and carries no files).
+    "task": False,
 }
 
 
@@ -62,6 +65,7 @@ class RunnerConfig:
     fsize_mb: int
     memory_mb: int | None
     max_job_bytes: int
+    task: bool
 
     def __init__(self, **settings: Any) -> None:
         unknown = set(settings) - set(_DEFAULTS)

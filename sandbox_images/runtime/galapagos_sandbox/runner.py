@@ -1,7 +1,9 @@
 """The trusted runner: one job per process, result as one frame on stdout.
 
 Start-up (before any job exists): import the preload modules, fork the confined candidate
-process, write a ``ready`` frame.  Then read exactly one ``job`` frame from stdin, run it, write
+process, optionally install the sealed task (a ``task`` frame on stdin: files, environment,
+evaluator import; warm pools use it so a job carries only the candidate), write a ``ready``
+frame.  Then read exactly one ``job`` frame from stdin, run it, write
 exactly one ``result`` frame, kill every candidate process and exit (in a container, once the
 host hangs up).  A watchdog writes a ``timeout`` result if the job outlives its budget, so a
 hung evaluator still yields a reason: a ``SIGALRM`` interval timer armed when the job arrives
@@ -53,6 +55,10 @@ def _format_exc() -> str:
     return traceback.format_exc()
 
 
+class _ImportTimeout(BaseException):
+    """The task's evaluator did not finish importing within the budget (raised by SIGALRM)."""
+
+
 class Runner:
     def __init__(self, cfg: RunnerConfig) -> None:
         self.cfg = cfg
@@ -62,6 +68,12 @@ class Runner:
         #: Seconds since job receipt at each phase (reported, for benchmarks and debugging).
         self.timings: dict[str, float] = {}
         self._budget = cfg.wall_s
+        #: The sealed task installed at start-up (``preload_task``): its digest, then either
+        #: the evaluator module or the result document its import failed with.
+        self._task_digest: str | None = None
+        self._task: types.ModuleType | None = None
+        self._task_error: dict[str, Any] | None = None
+        self._importing = False
 
     # -- output ------------------------------------------------------------------------------
 
@@ -116,6 +128,8 @@ class Runner:
 
     def _watchdog(self, _signum: int, _frame: object) -> None:
         """SIGALRM handler: the job outlived its budget and grace (runs in the main thread)."""
+        if self._importing:
+            raise _ImportTimeout
         self.finish(
             {"status": "timeout", "error": f"the evaluation exceeded its {self._budget:g} s budget"}
         )
@@ -172,7 +186,8 @@ class Runner:
         os.rmdir(os.path.dirname(path))
         os.rmdir(scratch)
 
-    def _sealed(self, header: dict[str, Any], blob: bytearray) -> dict[str, Any]:
+    def _install_task(self, header: dict[str, Any], blob: bytearray) -> types.ModuleType:
+        """Write the task files, set the evaluator's environment, import the evaluator."""
         taskdir = os.path.join(self.cfg.trusted_dir, "task")
         name = str(header.get("evaluator_module", "evaluator"))
         if len(header.get("files", [])) > 1:
@@ -183,6 +198,41 @@ class Runner:
         sys.path.insert(0, taskdir)  # for the evaluator's own helper modules
         module = self._load_module(name, os.path.join(taskdir, f"{name}.py"), source)
         self._mark("evaluator")
+        return module
+
+    def preload_task(self, frame: tuple[dict[str, Any], bytearray] | None) -> None:
+        """Install the sealed task before ``ready`` (after the candidate process was forked,
+        so it never holds the evaluator).  An import that fails or outlives the budget is
+        kept and becomes the job's result, as if it had happened during the job."""
+        if frame is None or frame[0].get("kind") != "task":
+            raise WireError("expected a task frame before the job")
+        header, blob = frame
+        self._task_digest = str(header.get("digest"))
+        self._importing = True
+        signal.setitimer(signal.ITIMER_REAL, self.cfg.wall_s)
+        try:
+            self._task = self._install_task(header, blob)
+        except _ImportTimeout:
+            self._task_error = {
+                "status": "timeout",
+                "error": f"importing the evaluator exceeded the {self.cfg.wall_s:g} s budget",
+            }
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken evaluator is data
+            self._task_error = _crash(exc)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            self._importing = False
+
+    def _sealed(self, header: dict[str, Any], blob: bytearray) -> dict[str, Any]:
+        name = str(header.get("evaluator_module", "evaluator"))
+        if self._task_digest is None:
+            module = self._install_task(header, blob)
+        elif header.get("task_digest") != self._task_digest:
+            return {"status": "error", "error": "the job is for another task than this sandbox's"}
+        elif self._task is None:
+            return dict(self._task_error or {"status": "error", "error": "no task installed"})
+        else:
+            module = self._task
         func = getattr(module, str(header.get("function")), None)
         if func is None:
             return {
@@ -229,12 +279,13 @@ class Runner:
             os._exit(0)
         header, blob = frame
         self.started = time.monotonic()
+        self.timings = {}
         self._budget = float(header.get("wall_s") or self.cfg.wall_s)
         self.process.deadline = self.started + self._budget
         signal.setitimer(signal.ITIMER_REAL, self._budget + WATCHDOG_GRACE_S)
         self.process.source = str(header.get("candidate", ""))
         self.process.filename = os.path.basename(str(header.get("candidate_filename")))
-        if header.get("mode") != "compat":
+        if header.get("mode") != "compat" and self._task is None:
             self.process.send_source()  # the child compiles it while we import the evaluator
         try:
             if header.get("mode") == "compat":
@@ -251,12 +302,17 @@ class Runner:
         except ResultError as exc:
             doc = {"status": "invalid_result", "error": str(exc)}
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken evaluator is data
-            doc = {
-                "status": "crash",
-                "error": clean_text(f"the evaluator raised {type(exc).__name__}: {exc}"[:2000]),
-                "traceback": clean_text(_format_exc()[-_TB_CHARS:]),
-            }
+            doc = _crash(exc)
         self.finish(doc)
+
+
+def _crash(exc: BaseException) -> dict[str, Any]:
+    """The result document of an evaluator that raised (call from inside the except block)."""
+    return {
+        "status": "crash",
+        "error": clean_text(f"the evaluator raised {type(exc).__name__}: {exc}"[:2000]),
+        "traceback": clean_text(_format_exc()[-_TB_CHARS:]),
+    }
 
 
 def _linger(limit_s: float) -> None:
@@ -305,6 +361,8 @@ def main(argv: list[str] | None = None) -> None:
     runner.process.ping()
     runner.rehearse()
     signal.signal(signal.SIGALRM, runner._watchdog)
+    if cfg.task:
+        runner.preload_task(read_frame(0, max_frame=cfg.max_job_bytes))
     write_all(1, encode_frame({"kind": "ready", "preload_errors": preload_errors}))
     runner.run()
 
