@@ -18,7 +18,13 @@ import signal
 
 from galapagos_sandbox.config import RunnerConfig
 
-__all__ = ["become_candidate", "in_container", "kill_all_candidates", "oom_kill_count"]
+__all__ = [
+    "become_candidate",
+    "in_container",
+    "kill_all_candidates",
+    "oom_kill_count",
+    "stop_all_candidates",
+]
 
 _PR_SET_PDEATHSIG = 1
 #: Scratch fds live at or above this number while the final layout is built.
@@ -107,6 +113,12 @@ def kill_all_candidates(cfg: RunnerConfig, pids: list[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+
+
+def stop_all_candidates() -> None:
+    """SIGSTOP every process but init and us (only where :func:`in_container` holds)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(-1, signal.SIGSTOP)
 
 
 def oom_kill_count(cfg: RunnerConfig) -> int | None:

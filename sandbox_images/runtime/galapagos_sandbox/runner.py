@@ -3,12 +3,14 @@
 Start-up (before any job exists): import the preload modules, fork the confined candidate
 process, optionally install the sealed task (a ``task`` frame on stdin: files, environment,
 evaluator import; warm pools use it so a job carries only the candidate), write a ``ready``
-frame.  Then read exactly one ``job`` frame from stdin, run it, write
-exactly one ``result`` frame, kill every candidate process and exit (in a container, once the
-host hangs up).  A watchdog writes a ``timeout`` result if the job outlives its budget, so a
-hung evaluator still yields a reason: a ``SIGALRM`` interval timer armed when the job arrives
-(a thread woken at that moment would cost the job a GIL hand-off).  An evaluator that takes
-over ``SIGALRM`` for itself loses only this early answer; the host's deadline still holds.
+frame.  Then read exactly one ``job`` frame from stdin, run it, write exactly one ``result``
+frame, kill every candidate process and exit (in a container: freeze them, wait for the host
+to hang up, and leave them to die with the container).
+
+A watchdog writes a ``timeout`` result if the job outlives its budget, so a hung evaluator
+still yields a reason: a ``SIGALRM`` interval timer armed when the job arrives (a thread woken
+at that moment would cost the job a GIL hand-off).  An evaluator that takes over ``SIGALRM``
+for itself loses only this early answer; the host's deadline still holds.
 
 Sealed jobs: the task files go to a root-only directory, the evaluator is imported here and
 called with a :class:`~galapagos_sandbox.candidate.Candidate`.  Compat jobs: the whole
@@ -29,6 +31,7 @@ import types
 
 from galapagos_sandbox.candidate import Candidate, CandidateProcess
 from galapagos_sandbox.config import RunnerConfig
+from galapagos_sandbox.confine import in_container, stop_all_candidates
 from galapagos_sandbox.errors import CandidateError
 from galapagos_sandbox.result import EvaluationResult
 from galapagos_sandbox.schema import ResultError, clean_text, normalize_result, tail
@@ -121,9 +124,13 @@ class Runner:
     def finish(self, doc: dict[str, Any]) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)  # no watchdog inside emit (see there)
         self.emit(doc)
-        self.process.shutdown()
-        if self.cfg.container:
+        if self.cfg.container and in_container(self.cfg):
+            # Freeze the candidates now (cheap) and let them die with the container: killing
+            # them here would spend their teardown while the host is reading the result.
+            stop_all_candidates()
             _linger(LINGER_S)
+            os._exit(0)
+        self.process.shutdown()
         os._exit(0)
 
     def _watchdog(self, _signum: int, _frame: object) -> None:

@@ -75,8 +75,14 @@ class _Worker:
     def load(self, header: dict[str, Any]) -> dict[str, Any]:
         source = str(header.get("source", ""))
         path = os.path.abspath(os.path.basename(str(header.get("filename") or "program.py")))
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(source)
+        # Plain fds: an io.TextIOWrapper costs this first write in a fresh process 0.1 ms.
+        data = memoryview(source.encode("utf-8"))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            while data:
+                data = data[os.write(fd, data) :]
+        finally:
+            os.close(fd)
         module = types.ModuleType("program")
         module.__file__ = path
         sys.modules["program"] = module  # dataclasses and pickle look classes up here
