@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import select
 import socket
+import ssl
 import struct
 import time
 from collections import deque
@@ -134,12 +135,16 @@ class AttachedStream:
 
     async def asend(self, data: bytes, deadline: float) -> None:
         """``send`` without a thread; raises TimeoutError past ``deadline``."""
+        if isinstance(self._sock, ssl.SSLSocket):  # the event loop's socket calls refuse TLS
+            return await asyncio.to_thread(self.send, data, deadline)
         self._sock.setblocking(False)
         async with asyncio.timeout(max(0.001, deadline - time.monotonic())):
             await asyncio.get_running_loop().sock_sendall(self._sock, data)
 
     async def arecv_frame(self, deadline: float) -> tuple[dict[str, Any], bytearray] | None:
         """``recv_frame`` without a thread."""
+        if isinstance(self._sock, ssl.SSLSocket):
+            return await asyncio.to_thread(self.recv_frame, deadline)
         self._sock.setblocking(False)
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(max(0.001, deadline - time.monotonic())):

@@ -160,7 +160,12 @@ class DockerBackend:
         t0 = time.monotonic()
         if started is None:
             labels = {k: v for k, v in job.labels.items() if k.startswith("galapagos.")}
-            started = await loop.run_in_executor(self._executor, partial(self._start, key, labels))
+            starting = self._executor.submit(self._start, key, labels)
+            try:
+                started = await asyncio.wrap_future(starting)
+            except asyncio.CancelledError:
+                starting.add_done_callback(self._discard_started)  # it may still succeed
+                raise
         try:
             return await self._exchange(started, job, t0)
         finally:
@@ -300,6 +305,9 @@ class DockerBackend:
             container.start()
             deadline = time.monotonic() + STARTUP_S
             if key.task is not None:
+                # The runner imports the evaluator before ready, under the job's budget: wait
+                # for that too, so a hanging import is answered by the runner as a timeout.
+                deadline += key.limits.wall_s
                 stream.send(self._task_frames[key.task], deadline)
             frame = stream.recv_frame(deadline)
             if frame is None or frame[0].get("kind") != "ready":
@@ -319,6 +327,10 @@ class DockerBackend:
         except BaseException:
             self._discard(_Started(container, stream) if stream else container)
             raise
+
+    def _discard_started(self, fut: Future[_Started]) -> None:
+        if not fut.cancelled() and fut.exception() is None:
+            self._discard(fut.result())
 
     def _discard(self, item: _Started | Container) -> None:
         """Remove a container in the background (never reused)."""

@@ -61,6 +61,7 @@ class WarmPool(Generic[W]):
         self._ready: dict[PoolKey, deque[W]] = {}
         self._starting: dict[PoolKey, int] = {}
         self._wanted: dict[PoolKey, float] = {}
+        self._missed: set[PoolKey] = set()
         self._cond = threading.Condition()
         self._closed = False
         self.hits = 0
@@ -82,7 +83,17 @@ class WarmPool(Generic[W]):
                 self._cond.notify_all()
 
     def take(self, key: PoolKey) -> W | None:
-        """A ready container for ``key``, or None (the caller starts one cold)."""
+        """A ready container for ``key``, or None (the caller starts one cold).
+
+        A key is kept filled once it was wanted (``want``, a prewarm) or taken twice: a
+        one-off job does not leave a pool of containers nobody will use."""
+        with self._cond:
+            if key not in self._wanted and key not in self._missed:
+                self.misses += 1
+                if len(self._missed) > 256:
+                    self._missed.clear()
+                self._missed.add(key)
+                return None
         self.want(key)
         with self._cond:
             queue = self._ready[key]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 
@@ -296,3 +297,30 @@ async def test_exit_and_quit_behave_as_in_a_normal_interpreter(docker_backend: o
     # Containers run Python without ``site``; the runner still provides exit()/quit().
     result = await docker_backend.run(sealed_job(program("exit(3)")))
     assert result.status == "crash" and "exited (status 3)" in result.error
+
+
+async def test_a_job_cancelled_during_its_cold_start_leaves_no_container(
+    docker_backend: object,
+) -> None:
+    before = set(docker_backend.history)
+    job = asyncio.create_task(docker_backend.run(sealed_job(program("return 1.0"))))
+    while not set(docker_backend.history) - before:  # the container exists, not yet ready
+        await asyncio.sleep(0.005)
+    job.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await job
+    (created,) = set(docker_backend.history) - before
+    for _ in range(400):
+        if created not in docker_backend._live:
+            break
+        await asyncio.sleep(0.05)
+    assert created not in docker_backend._live  # removed by then, not only at close
+
+
+async def test_an_evaluator_that_hangs_while_importing_times_out_the_job(
+    docker_backend: object,
+) -> None:
+    job = sealed_job(program("return 1.0"), evaluator=b"while True:\n    pass\n")
+    job = dataclasses.replace(job, limits=dataclasses.replace(job.limits, wall_s=1.0))
+    result = await docker_backend.run(job)
+    assert result.status == "timeout" and "importing the evaluator" in result.error

@@ -44,6 +44,9 @@ def test_a_wanted_key_is_filled_to_size_and_items_are_handed_out_once() -> None:
     pool = WarmPool(fake.start, fake.discard, size=3, creators=2, refill_delay_s=0.0)
     try:
         assert pool.take(KEY) is None  # nothing yet: the caller starts one cold
+        time.sleep(0.3)
+        assert pool.idle() == 0  # a first, unannounced job may be a one-off: no pool for it
+        assert pool.take(KEY) is None  # asked again: from now on the key is kept filled
         wait_for(lambda: pool.idle() == 3)
         taken = [pool.take(KEY) for _ in range(3)]
         assert len(set(taken)) == 3 and None not in taken

@@ -155,3 +155,32 @@ async def test_a_call_after_a_failed_load_gets_the_same_error_at_once() -> None:
     assert result.status == "ok", result.error
     first, second = result.artifacts["first"], result.artifacts["second"]
     assert first == second and "loading raised ValueError: broken at import" in first
+
+
+RESPAWN_EVALUATOR = b"""
+from galapagos_sandbox import CandidateError
+
+def evaluate(candidate):
+    try:
+        candidate.call("leave")  # the candidate process exits: the next call gets a fresh one
+    except CandidateError:
+        pass
+    return {"combined_score": 0.0, "seen": candidate.call("peek")}
+"""
+
+
+async def test_a_respawned_candidate_gets_none_of_the_task_environment() -> None:
+    source = (
+        "import os\ndef leave():\n    os._exit(3)\n"
+        "def peek():\n    return os.environ.get('HINT', '-')\n"
+    )
+    job = dataclasses.replace(
+        sealed_job(source, evaluator=RESPAWN_EVALUATOR), env={"HINT": "for the evaluator only"}
+    )
+    backend = LocalBackend()
+    try:
+        result = await backend.run(job)
+    finally:
+        await backend.aclose()
+    assert result.status == "ok", result.error
+    assert result.artifacts["seen"] == "-"

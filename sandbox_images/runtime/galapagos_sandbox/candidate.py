@@ -78,6 +78,8 @@ class CandidateProcess:
         self.spawns = 0
         self._child: _Child | None = None
         self._oom_before = oom_kill_count(cfg)
+        #: The environment before any task set its own: all a candidate process ever gets.
+        self._env = dict(os.environ)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -91,6 +93,8 @@ class CandidateProcess:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - child
             try:
+                os.environ.clear()
+                os.environ.update(self._env)
                 become_candidate(self.cfg, {0: devnull, 1: out_w, 2: err_w, 3: req_r, 4: resp_w})
                 args = [self.cfg.python, *self.cfg.python_flags, "-m", "galapagos_sandbox.worker"]
                 if fresh_interpreter:
@@ -138,17 +142,16 @@ class CandidateProcess:
 
     def send_source(self) -> bool:
         """Send the program to the live child without waiting (it compiles while we work);
-        False if it could not be sent (the next answer read tells what happened)."""
+        True once it is on its way (if not, the next answer read tells what happened)."""
         child = self._child
-        if child is None or child.status is not None or child.load_sent:
-            return child is not None and child.load_sent
-        header = {"op": "load", "source": self.source, "filename": self.filename}
-        try:
-            write_all(child.req, encode_frame(header), self._deadline(None))
-        except (TimeoutError, BrokenPipeError):
-            return False
-        child.load_sent = True
-        return True
+        if child is not None and child.status is None and not child.load_sent:
+            header = {"op": "load", "source": self.source, "filename": self.filename}
+            try:
+                write_all(child.req, encode_frame(header), self._deadline(None))
+                child.load_sent = True
+            except (TimeoutError, BrokenPipeError):
+                pass
+        return child is not None and child.load_sent
 
     def _ready(self) -> _Child:
         """The live child (a fresh one if the last died); raises a failed load's error."""
@@ -173,19 +176,12 @@ class CandidateProcess:
         request = encode_frame({"op": "call", "name": name, "args": tree}, blob)
         what = f"{name}()"
         if child.loaded:
-            self._send(child, request, deadline, what)
+            self._send(child, request, deadline, f"{what} did not read its input in time")
         else:
             # The first call travels right behind the program: the child loads it and runs
             # the call without waiting for us in between (one wake-up instead of two).
-            if self.send_source():
-                try:
-                    write_all(child.req, request, deadline)
-                except TimeoutError:  # the child is still busy with the program
-                    self.kill()
-                    self._reap(child, wait_s=1.0)
-                    raise CandidateTimeout("loading did not finish in time") from None
-                except BrokenPipeError:
-                    pass  # the answer pipe tells what happened
+            if self.send_source():  # a child that cannot take it is still busy loading
+                self._send(child, request, deadline, "loading did not finish in time")
             try:
                 self._receive(child, deadline, "loading")
             except CandidateError as exc:
@@ -214,16 +210,19 @@ class CandidateProcess:
     def _roundtrip(
         self, child: _Child, header: dict[str, Any], blob: bytes, deadline: float | None, what: str
     ) -> tuple[dict[str, Any], bytearray]:
-        self._send(child, encode_frame(header, blob), deadline, what)
+        self._send(
+            child, encode_frame(header, blob), deadline, f"{what} did not read its input in time"
+        )
         return self._receive(child, deadline, what)
 
-    def _send(self, child: _Child, data: bytes, deadline: float | None, what: str) -> None:
+    def _send(self, child: _Child, data: bytes, deadline: float | None, late: str) -> None:
+        """Write a request; past ``deadline`` the child is killed and ``late`` raised."""
         try:
             write_all(child.req, data, deadline)
         except TimeoutError:
             self.kill()
             self._reap(child, wait_s=1.0)
-            raise CandidateTimeout(f"{what} did not read its input in time") from None
+            raise CandidateTimeout(late) from None
         except BrokenPipeError:
             pass  # the answer pipe tells what happened
 

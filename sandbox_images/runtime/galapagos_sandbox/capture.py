@@ -33,7 +33,9 @@ class OutputCapture:
 
     Pipes are read only under the lock and only after ``poll`` said they are readable, so the
     drain threads and :meth:`settle` (called before the result is written, to pick up what the
-    candidate printed just before answering) never block each other or lose bytes.
+    candidate printed just before answering) never block each other or lose bytes.  The lock is
+    re-entrant: the runner's watchdog (a signal handler that never returns) may interrupt the
+    main thread while it holds it.
     """
 
     def __init__(self, limit: int, on_overflow: Callable[[], None]) -> None:
@@ -43,7 +45,7 @@ class OutputCapture:
         self._on_overflow = on_overflow
         self._tails = {"stdout": bytearray(), "stderr": bytearray()}
         self._open: dict[int, str] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def watch(self, fd: int, stream: str) -> None:
         with self._lock:

@@ -115,10 +115,13 @@ def kill_all_candidates(cfg: RunnerConfig, pids: list[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def stop_all_candidates() -> None:
-    """SIGSTOP every process but init and us (only where :func:`in_container` holds)."""
+def stop_all_candidates(cfg: RunnerConfig) -> bool:
+    """In a container, SIGSTOP every process but init and us; False where that is unsafe."""
+    if cfg.uid is None or not in_container(cfg):
+        return False
     with contextlib.suppress(ProcessLookupError):
         os.kill(-1, signal.SIGSTOP)
+    return True
 
 
 def oom_kill_count(cfg: RunnerConfig) -> int | None:

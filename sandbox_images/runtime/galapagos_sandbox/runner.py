@@ -31,7 +31,7 @@ import types
 
 from galapagos_sandbox.candidate import Candidate, CandidateProcess
 from galapagos_sandbox.config import RunnerConfig
-from galapagos_sandbox.confine import in_container, stop_all_candidates
+from galapagos_sandbox.confine import stop_all_candidates
 from galapagos_sandbox.errors import CandidateError
 from galapagos_sandbox.result import EvaluationResult
 from galapagos_sandbox.schema import ResultError, clean_text, normalize_result, tail
@@ -58,10 +58,6 @@ def _format_exc() -> str:
     return traceback.format_exc()
 
 
-class _ImportTimeout(BaseException):
-    """The task's evaluator did not finish importing within the budget (raised by SIGALRM)."""
-
-
 class Runner:
     def __init__(self, cfg: RunnerConfig) -> None:
         self.cfg = cfg
@@ -77,6 +73,8 @@ class Runner:
         self._task: types.ModuleType | None = None
         self._task_error: dict[str, Any] | None = None
         self._importing = False
+        #: Problems importing the preload modules (reported in the ready frame).
+        self.preload_errors: list[str] = []
 
     # -- output ------------------------------------------------------------------------------
 
@@ -124,19 +122,27 @@ class Runner:
     def finish(self, doc: dict[str, Any]) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)  # no watchdog inside emit (see there)
         self.emit(doc)
-        if self.cfg.container and in_container(self.cfg):
-            # Freeze the candidates now (cheap) and let them die with the container: killing
-            # them here would spend their teardown while the host is reading the result.
-            stop_all_candidates()
+        # In a container, freeze the candidates (cheap) and let them die with it: killing them
+        # here would spend their teardown while the host is reading the result.
+        if stop_all_candidates(self.cfg):
             _linger(LINGER_S)
             os._exit(0)
         self.process.shutdown()
         os._exit(0)
 
     def _watchdog(self, _signum: int, _frame: object) -> None:
-        """SIGALRM handler: the job outlived its budget and grace (runs in the main thread)."""
+        """SIGALRM handler (main thread; never returns): the job outlived its budget and
+        grace, or, before ``ready``, the task's evaluator outlived it while importing."""
         if self._importing:
-            raise _ImportTimeout
+            # Leave the import where it hangs (nothing is unwound through evaluator code):
+            # say ready and answer the job with the timeout, as if it had happened during it.
+            self._importing = False
+            self._task_error = {
+                "status": "timeout",
+                "error": f"importing the evaluator exceeded the {self.cfg.wall_s:g} s budget",
+            }
+            self.say_ready()
+            self.run()
         self.finish(
             {"status": "timeout", "error": f"the evaluation exceeded its {self._budget:g} s budget"}
         )
@@ -209,8 +215,8 @@ class Runner:
 
     def preload_task(self, frame: tuple[dict[str, Any], bytearray] | None) -> None:
         """Install the sealed task before ``ready`` (after the candidate process was forked,
-        so it never holds the evaluator).  An import that fails or outlives the budget is
-        kept and becomes the job's result, as if it had happened during the job."""
+        so it never holds the evaluator).  An import that fails or outlives the budget (see
+        ``_watchdog``) becomes the job's result, as if it had happened during the job."""
         if frame is None or frame[0].get("kind") != "task":
             raise WireError("expected a task frame before the job")
         header, blob = frame
@@ -219,16 +225,15 @@ class Runner:
         signal.setitimer(signal.ITIMER_REAL, self.cfg.wall_s)
         try:
             self._task = self._install_task(header, blob)
-        except _ImportTimeout:
-            self._task_error = {
-                "status": "timeout",
-                "error": f"importing the evaluator exceeded the {self.cfg.wall_s:g} s budget",
-            }
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken evaluator is data
             self._task_error = _crash(exc)
         finally:
+            # Disarm first: an alarm due until here still counts as an import timeout.
             signal.setitimer(signal.ITIMER_REAL, 0)
             self._importing = False
+
+    def say_ready(self) -> None:
+        write_all(1, encode_frame({"kind": "ready", "preload_errors": self.preload_errors}))
 
     def _sealed(self, header: dict[str, Any], blob: bytearray) -> dict[str, Any]:
         name = str(header.get("evaluator_module", "evaluator"))
@@ -323,7 +328,7 @@ def _crash(exc: BaseException) -> dict[str, Any]:
 
 
 def _linger(limit_s: float) -> None:
-    """Wait (idle, candidates already dead) until the host hangs up, at most ``limit_s``.
+    """Wait (idle, candidates stopped) until the host hangs up, at most ``limit_s``.
 
     A container's teardown costs the engine and the kernel a burst of CPU; exiting right after
     the result would spend it while the host is still reading that result.  The host closes the
@@ -354,13 +359,12 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     cfg = RunnerConfig.from_json(args[0])
     install_site_builtins()
-    preload_errors = []
+    runner = Runner(cfg)
     for name in cfg.preload:
         try:
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - reported in the ready frame, job still runs
-            preload_errors.append(f"{name}: {type(exc).__name__}: {exc}")
-    runner = Runner(cfg)
+            runner.preload_errors.append(f"{name}: {type(exc).__name__}: {exc}")
     # Objects that exist now are never collected: the collector would otherwise walk (and so
     # copy-on-write) every page shared with the candidate process on its first pass.
     gc.freeze()
@@ -370,7 +374,7 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGALRM, runner._watchdog)
     if cfg.task:
         runner.preload_task(read_frame(0, max_frame=cfg.max_job_bytes))
-    write_all(1, encode_frame({"kind": "ready", "preload_errors": preload_errors}))
+    runner.say_ready()
     runner.run()
 
 
