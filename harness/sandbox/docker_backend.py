@@ -47,7 +47,6 @@ from harness.sandbox.jobs import (
     encode_job,
     encode_task,
     failure_result,
-    files_digest,
     result_from_document,
     task_digest,
 )
@@ -120,10 +119,11 @@ class DockerBackend:
         self.reaped = ownership.reap_orphans(self.client) if reap else []
         self._recipes = images.load_recipes()
         self._tags: dict[str, str] = {}
-        #: Sealed tasks seen so far: digest → the ``task`` frame that installs it; and the
-        #: digest of each files mapping (by identity, the mapping kept alive with it).
+        #: Sealed tasks seen so far: digest → the ``task`` frame that installs it; and each
+        #: job shape's digest, by the files mapping's identity (kept alive with it), so a run's
+        #: jobs, which share one mapping, hash their files once.
         self._task_frames: dict[str, bytes] = {}
-        self._files_digests: dict[int, tuple[object, str]] = {}
+        self._digests: dict[tuple[int, str, tuple[tuple[str, str], ...]], tuple[object, str]] = {}
         self._executor = ThreadPoolExecutor(max_parallel, thread_name_prefix="galapagos-job")
         self._remover = ThreadPoolExecutor(2, thread_name_prefix="galapagos-rm")
         self._removals: set[Future[None]] = set()
@@ -235,16 +235,16 @@ class DockerBackend:
 
     def _task(self, job: Job) -> str:
         """Digest of the job's sealed task, remembering the frame that installs it."""
-        seen = self._files_digests.get(id(job.files))
+        shape = (id(job.files), job.evaluator_module, tuple(sorted(job.env.items())))
+        seen = self._digests.get(shape)
         if seen is None or seen[0] is not job.files:
-            seen = (job.files, files_digest(job.files))
-            if len(self._files_digests) > 64:
-                self._files_digests.clear()
-            self._files_digests[id(job.files)] = seen
-        digest = task_digest(job, seen[1])
-        if digest not in self._task_frames:
-            self._task_frames[digest] = encode_task(job, digest)
-        return digest
+            seen = (job.files, task_digest(job))
+            if len(self._digests) > 64:
+                self._digests.clear()
+            self._digests[shape] = seen
+            if seen[1] not in self._task_frames:
+                self._task_frames[seen[1]] = encode_task(job, seen[1])
+        return seen[1]
 
     def _cached_key(self, job: Job) -> PoolKey | None:
         """The job's pool key if its image is already resolved (no engine call, no lock)."""

@@ -24,7 +24,6 @@ __all__ = [
     "STATUSES",
     "encode_job",
     "encode_task",
-    "files_digest",
     "failure_result",
     "result_from_document",
     "runner_config",
@@ -49,20 +48,14 @@ def runner_config(limits: Limits, preload: tuple[str, ...], **where: Any) -> Run
     )
 
 
-def files_digest(files: Mapping[str, bytes]) -> str:
-    h = hashlib.sha256()
-    for name in sorted(files):
-        data = files[name]
+def task_digest(job: Job) -> str:
+    """What identifies a job's sealed task: evaluator module, environment and every file."""
+    h = hashlib.sha256(json.dumps([job.evaluator_module, sorted(job.env.items())]).encode())
+    for name in sorted(job.files):
+        data = job.files[name]
         h.update(f"\0{name}\0{len(data)}\0".encode())
         h.update(data)
     return h.hexdigest()
-
-
-def task_digest(job: Job, files: str | None = None) -> str:
-    """What identifies a job's sealed task: evaluator module, environment and every file
-    (``files``: the files' digest, when the caller has it already)."""
-    described = [job.evaluator_module, sorted(job.env.items()), files or files_digest(job.files)]
-    return hashlib.sha256(json.dumps(described).encode()).hexdigest()
 
 
 def _files(job: Job) -> tuple[list[list[Any]], bytes]:

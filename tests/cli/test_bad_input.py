@@ -2,34 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
+from tests.cli.helpers import ROOT, galapagos
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def galapagos(
-    *args: str, store: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    full_env["GALAPAGOS_STORE"] = str(store)
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        cwd=ROOT,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+#: The main job as the README runs it (each test adds what is wrong with it).
+RUN = ("run", "--scaffold", "best_of_n", "--task", "circle_packing")
 
 
 @pytest.fixture
@@ -106,11 +90,7 @@ def test_unknown_config_key_in_file_lists_valid_keys(existing: Path, tmp_path: P
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text("selection_policy:\n  bestofn: 3\n")
     proc = galapagos(
-        "run",
-        "--scaffold",
-        "best_of_n",
-        "--task",
-        "circle_packing",
+        *RUN,
         "--config",
         str(cfg),
         store=existing,
@@ -178,11 +158,7 @@ def test_seed_out_of_range(existing: Path) -> None:
 
 def test_invalid_value_names_the_set_flag(existing: Path) -> None:
     proc = galapagos(
-        "run",
-        "--scaffold",
-        "best_of_n",
-        "--task",
-        "circle_packing",
+        *RUN,
         "--set",
         "selection_policy.best_of_n=0",
         store=existing,
@@ -198,11 +174,7 @@ def test_invalid_value_names_the_config_file(existing: Path, tmp_path: Path) -> 
     cfg = tmp_path / "mine.yaml"
     cfg.write_text("selection_policy:\n  best_of_n: 0\n")
     proc = galapagos(
-        "run",
-        "--scaffold",
-        "best_of_n",
-        "--task",
-        "circle_packing",
+        *RUN,
         "--config",
         str(cfg),
         store=existing,

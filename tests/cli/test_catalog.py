@@ -4,27 +4,11 @@ only where one exists."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def galapagos(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GALAPAGOS_"))}
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        cwd=ROOT,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+from tests.cli.helpers import galapagos
 
 
 @pytest.fixture(scope="module")

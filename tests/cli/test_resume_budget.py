@@ -3,27 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from harness.store.sqlite import SQLiteStore
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def galapagos(*args: str, store: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env["GALAPAGOS_STORE"] = str(store)
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+from tests.cli.helpers import galapagos
 
 
 def test_resume_with_a_higher_token_cap_continues_a_budget_stopped_run(tmp_path: Path) -> None:
@@ -31,7 +14,7 @@ def test_resume_with_a_higher_token_cap_continues_a_budget_stopped_run(tmp_path:
     first = galapagos(
         "run", "-s", "topk", "-t", "circle_packing", "-i", "3", "--sandbox", "local",
         "--set", "llm.max_total_tokens=2000", "--json",
-        store=store,
+        store=store, timeout=300,
     )  # fmt: skip
     assert first.returncode == 0, first.stderr
     stopped = json.loads(first.stdout)
@@ -48,7 +31,9 @@ def test_resume_with_a_higher_token_cap_continues_a_budget_stopped_run(tmp_path:
     assert too_low.returncode == 2
     assert f"has used {used} tokens" in too_low.stderr and "Traceback" not in too_low.stderr
 
-    resumed = galapagos("resume", run_id, "--max-tokens", "1000000", "--json", store=store)
+    resumed = galapagos(
+        "resume", run_id, "--max-tokens", "1000000", "--json", store=store, timeout=300
+    )
     assert resumed.returncode == 0, resumed.stderr
     done = json.loads(resumed.stdout)
     assert done["status"] == "completed" and done["iterations_done"] == 3

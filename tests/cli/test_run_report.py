@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -12,13 +13,15 @@ from harness.cli import app
 runner = CliRunner()
 
 
+def local_run(store: str, scaffold: str, iterations: int, *extra: str) -> Any:
+    """``galapagos run … --json`` on function_minimization, offline, in the local sandbox."""
+    args = ["run", "-s", scaffold, "-t", "function_minimization", "-i", str(iterations)]
+    return runner.invoke(app, [*args, "--json", *extra, "--sandbox", "local", "--store", store])
+
+
 def test_failed_iterations_and_seed_are_reported(tmp_path: Path) -> None:
     store = str(tmp_path / "store.sqlite")
-    result = runner.invoke(
-        app,
-        ["run", "-s", "best_of_n", "-t", "function_minimization", "-i", "2", "--json"]
-        + ["--sandbox", "local", "--set", "evaluator.timeout_s=0.001", "--store", store],
-    )
+    result = local_run(store, "best_of_n", 2, "--set", "evaluator.timeout_s=0.001")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["status"] == "completed" and data["iterations_failed"] == 2
@@ -34,11 +37,7 @@ def test_failed_iterations_and_seed_are_reported(tmp_path: Path) -> None:
 
 def test_a_healthy_run_prints_no_warning(tmp_path: Path) -> None:
     store = str(tmp_path / "store.sqlite")
-    result = runner.invoke(
-        app,
-        ["run", "-s", "best_of_n", "-t", "function_minimization", "-i", "2", "--json"]
-        + ["--sandbox", "local", "--store", store],
-    )
+    result = local_run(store, "best_of_n", 2)
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["iterations_failed"] == 0 and data["seed_error"] is None
@@ -49,11 +48,7 @@ def test_an_ambiguous_prefix_lists_the_runs_it_matches(tmp_path: Path) -> None:
     store = str(tmp_path / "store.sqlite")
     ids = []
     for seed in ("1", "2"):
-        result = runner.invoke(
-            app,
-            ["run", "-s", "topk", "-t", "function_minimization", "-i", "1", "--json"]
-            + ["--seed", seed, "--sandbox", "local", "--store", store],
-        )
+        result = local_run(store, "topk", 1, "--seed", seed)
         ids.append(json.loads(result.stdout)["run_id"])
     shown = runner.invoke(app, ["show", ids[0][:4], "--store", store])
     assert shown.exit_code == 2
@@ -62,11 +57,7 @@ def test_an_ambiguous_prefix_lists_the_runs_it_matches(tmp_path: Path) -> None:
 
 def test_show_only_selects_the_json_part(tmp_path: Path) -> None:
     store = str(tmp_path / "store.sqlite")
-    result = runner.invoke(
-        app,
-        ["run", "-s", "topk", "-t", "function_minimization", "-i", "1", "--json"]
-        + ["--sandbox", "local", "--store", store],
-    )
+    result = local_run(store, "topk", 1)
     run_id = json.loads(result.stdout)["run_id"]
     full = json.loads(runner.invoke(app, ["show", run_id, "--json", "--store", store]).stdout)
     assert {"best_program", "score_history", "llm_usage"} <= set(full)
