@@ -133,6 +133,8 @@ def _array_header(ref: list) -> dict:
         ["<f8", [-1], 0, 8],
         ["<f8", [1], 0],
         [">f8", [1], 0, 8],
+        ["<f8\n", [1], 0, 8],  # a regex anchored with $ would let this through
+        [["<f8"], [1], 0, 8],
     ],
 )
 def test_decoder_rejects_malformed_array_references(ref: list) -> None:

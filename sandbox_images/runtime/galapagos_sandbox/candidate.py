@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import fcntl
 import os
-import signal
 import time
+
+# The C half of ``signal``: the module itself builds enums, which cost every container
+# milliseconds of start-up CPU.
+from _signal import SIGKILL, SIGXCPU
 
 from galapagos_sandbox.capture import OutputCapture
 from galapagos_sandbox.config import RunnerConfig
@@ -304,13 +307,15 @@ class CandidateProcess:
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             oom_now = oom_kill_count(self.cfg)
-            if sig == signal.SIGKILL and oom_now is not None and oom_now > (self._oom_before or 0):
+            if sig == SIGKILL and oom_now is not None and oom_now > (self._oom_before or 0):
                 self._oom_before = oom_now
                 return CandidateOOM(
                     f"the candidate was killed for exceeding memory during {what}", exit_code=-sig
                 )
-            if sig == signal.SIGXCPU:
+            if sig == SIGXCPU:
                 return CandidateTimeout(f"the candidate exceeded its CPU-time limit during {what}")
+            import signal  # only on this failure path (see above)
+
             try:
                 name = signal.Signals(sig).name
             except ValueError:

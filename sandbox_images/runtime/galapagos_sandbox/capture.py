@@ -6,9 +6,11 @@ for feedback, and crossing the limit trips ``on_overflow`` (which kills the cand
 
 from __future__ import annotations
 
+# The low-level half of ``threading`` (a lock and a daemon thread are all this needs; the
+# ``threading`` module costs every container milliseconds of start-up CPU).
+import _thread
 import os
 import select
-import threading
 
 from galapagos_sandbox.schema import clean_text
 
@@ -45,12 +47,12 @@ class OutputCapture:
         self._on_overflow = on_overflow
         self._tails = {"stdout": bytearray(), "stderr": bytearray()}
         self._open: dict[int, str] = {}
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
 
     def watch(self, fd: int, stream: str) -> None:
         with self._lock:
             self._open[fd] = stream
-        threading.Thread(target=self._drain, args=(fd,), daemon=True).start()
+        _thread.start_new_thread(self._drain, (fd,))
 
     def _drain(self, fd: int) -> None:
         poller = select.poll()

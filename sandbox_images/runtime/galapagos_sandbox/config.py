@@ -7,7 +7,7 @@ containers by everything in here.  (A plain class: ``dataclasses`` is slow to im
 
 from __future__ import annotations
 
-import json
+from galapagos_sandbox import jsonc
 
 # typing costs milliseconds of container start-up; annotations are strings anyway.
 TYPE_CHECKING = False
@@ -89,8 +89,8 @@ class RunnerConfig:
         d = {key: getattr(self, key) for key in _DEFAULTS}
         d["preload"] = list(self.preload)
         d["python_flags"] = list(self.python_flags)
-        return json.dumps(d, separators=(",", ":"), sort_keys=True)
+        return jsonc.dumps(d, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> RunnerConfig:
-        return cls(**json.loads(text))
+        return cls(**jsonc.loads(text))

@@ -10,11 +10,13 @@ moves into a private directory.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import resource
-import signal
+
+# The C half of ``signal``: the module itself builds enums, which cost every container
+# milliseconds of start-up CPU.
+from _signal import SIGKILL, SIGSTOP
 
 from galapagos_sandbox.config import RunnerConfig
 
@@ -39,8 +41,10 @@ def _close_from(first: int) -> None:
         return
     for fd in open_fds:
         if fd >= first:
-            with contextlib.suppress(OSError):
+            try:
                 os.close(fd)
+            except OSError:
+                pass
 
 
 def _set_rlimit(which: int, value: int) -> None:
@@ -53,9 +57,12 @@ def become_candidate(cfg: RunnerConfig, fds: dict[int, int]) -> str:
     ``fds`` maps target fd numbers to the fds that should end up there; every other fd is
     closed.  Runs before any candidate code, so it may trust its own memory.
     """
-    with contextlib.suppress(OSError):  # raising one's own oom_score_adj needs no privilege
+    contained = in_container(cfg)
+    try:  # raising one's own oom_score_adj needs no privilege
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("1000")
+    except OSError:
+        pass
     # Move sources out of the way first so dup2 never clobbers a source it still needs.
     high = {
         target: fcntl.fcntl(src, fcntl.F_DUPFD_CLOEXEC, _SPARE_FD) for target, src in fds.items()
@@ -77,11 +84,16 @@ def become_candidate(cfg: RunnerConfig, fds: dict[int, int]) -> str:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     if cfg.memory_mb:
         _set_rlimit(resource.RLIMIT_AS, cfg.memory_mb << 20)
-    # Die with the runner (set after the uid change, which clears it).
-    with contextlib.suppress(OSError, AttributeError, ImportError):
-        import ctypes  # here only: a fresh candidate process is the one place it is needed
+    if not contained:
+        # Die with the runner (set after the uid change, which clears it).  In a container
+        # that is given: the runner is init's only child, and when it exits init does too,
+        # which kills everything left in the container.
+        try:
+            import ctypes  # here only: a fresh candidate process is the one place it is needed
 
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, SIGKILL)
+        except (OSError, AttributeError, ImportError):
+            pass
     os.umask(0o077)
     private = os.path.join(cfg.workdir, f"cand-{os.getpid()}")
     os.makedirs(private, mode=0o700, exist_ok=True)
@@ -107,20 +119,26 @@ def kill_all_candidates(cfg: RunnerConfig, pids: list[int]) -> None:
     """SIGKILL the candidate processes; in a container, every process but init and us."""
     if cfg.uid is not None and in_container(cfg):
         # kill(-1) walks the task list in the kernel, so a fork bomb cannot outrun it.
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(-1, signal.SIGKILL)
+        try:
+            os.kill(-1, SIGKILL)
+        except ProcessLookupError:
+            pass
         return
     for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+        try:
+            os.kill(pid, SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def stop_all_candidates(cfg: RunnerConfig) -> bool:
     """In a container, SIGSTOP every process but init and us; False where that is unsafe."""
     if cfg.uid is None or not in_container(cfg):
         return False
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(-1, signal.SIGSTOP)
+    try:
+        os.kill(-1, SIGSTOP)
+    except ProcessLookupError:
+        pass
     return True
 
 

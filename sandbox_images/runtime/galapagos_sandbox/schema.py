@@ -13,8 +13,9 @@
 
 from __future__ import annotations
 
-import json
 import math
+
+from galapagos_sandbox import jsonc
 
 # typing costs milliseconds of container start-up; annotations are strings anyway.
 TYPE_CHECKING = False
@@ -97,7 +98,8 @@ def _as_text(value: Any) -> str:
     if isinstance(value, bytes | bytearray):
         return bytes(value).decode("utf-8", "replace")
     try:
-        return json.dumps(value, default=_json_default, allow_nan=True)[:MAX_ARTIFACT_CHARS]
+        text = jsonc.dumps(value, separators=(", ", ": "), default=_json_default)
+        return text[:MAX_ARTIFACT_CHARS]
     except (TypeError, ValueError, RecursionError):
         return repr(value)[:MAX_ARTIFACT_CHARS]
 

@@ -14,7 +14,6 @@ path: compat mode, where the evaluator shares the candidate's process by design)
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import types
@@ -163,14 +162,18 @@ def _compat_answer(result: Any) -> tuple[dict[str, Any], bytes]:
 
 def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
+        try:
             stream.flush()
+        except Exception:  # noqa: BLE001, S110 - a broken stream has nothing to flush
+            pass
 
 
 def serve(compat_path: str = "/opt/galapagos/compat") -> None:
     """Answer requests until the runner closes the request pipe."""
-    with contextlib.suppress(Exception):
+    try:
         sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    except Exception:  # noqa: BLE001, S110 - a replaced stdout keeps its own buffering
+        pass
     worker = _Worker(compat_path)
     requests = FrameReader(REQUEST_FD, max_frame=MAX_REQUEST)
     while True:
