@@ -30,7 +30,7 @@ import time
 import uuid
 from typing import Any
 
-from harness.sandbox.docker_backend import IMAGE_PYTHONPATH, DockerBackend
+from harness.sandbox.docker_backend import IMAGE_PYTHONPATH, DockerBackend, default_pool_creators
 from harness.sandbox.hardening import ContainerSpec, create_hardened_container, minimal_env
 from harness.sandbox.images import build_images
 from harness.sandbox.protocol import Job, Limits
@@ -59,11 +59,13 @@ def job(kind: str) -> Job:
 
 
 def busy_cpu_s() -> float:
-    """CPU-seconds the whole machine has spent busy so far (``/proc/stat``)."""
+    """CPU-seconds the whole machine has spent busy so far (``/proc/stat``), not counting
+    time the hypervisor gave to other guests (steal) or guest time (already in user)."""
     with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    idle = values[3] + values[4]  # idle + iowait
-    return (sum(values) - idle) / os.sysconf("SC_CLK_TCK")
+        user, nice, system, _idle, _iowait, irq, softirq = (
+            int(v) for v in f.readline().split()[1:8]
+        )
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
 def stats(samples: list[float]) -> dict[str, float]:
@@ -98,7 +100,7 @@ async def cold(kind: str, n: int) -> dict[str, float]:
 
 
 async def warm(kind: str, n: int, interval_s: float) -> dict[str, float]:
-    backend = DockerBackend(pool_size=4, pool_creators=4)
+    backend = DockerBackend(pool_size=4)
     samples = []
     try:
         await backend.prewarm(job(kind))
@@ -125,7 +127,7 @@ async def warm(kind: str, n: int, interval_s: float) -> dict[str, float]:
 
 
 async def sustained(kind: str, seconds: float, workers: int = 2) -> dict[str, float]:
-    backend = DockerBackend(pool_size=4, pool_creators=4)
+    backend = DockerBackend(pool_size=4)
     done = 0
     try:
         await backend.prewarm(job(kind))
@@ -221,7 +223,8 @@ async def main(quick: bool) -> dict[str, Any]:
     build_images(["python-eval"])
     report: dict[str, Any] = {
         "pacing": f"sequential requests, at most one every {interval * 1e3:.0f} ms and only "
-        "once the pool is full again; warm pool of 4 with 4 creator threads",
+        "once the pool is full again; warm pool of 4 with "
+        f"{default_pool_creators()} creator threads (one per core)",
         "load_before": os.getloadavg()[0],
     }
     for kind in PROGRAMS:
