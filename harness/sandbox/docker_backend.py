@@ -113,6 +113,10 @@ class DockerBackend:
     ) -> None:
         try:
             self.client = client or docker.from_env(timeout=120, max_pool_size=64)
+            if self.client.api.base_url.startswith("http+docker://"):
+                # A Unix socket has no proxy: skip requests' scan of the environment for one
+                # on every engine call (~2 ms of CPU per evaluation, six calls each).
+                self.client.api.trust_env = False
             self.client.ping()
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise SandboxUnavailable(
@@ -324,9 +328,13 @@ class DockerBackend:
                 stream.send(self._task_frames[key.task], deadline)
             frame = stream.recv_frame(deadline)
             if frame is None or frame[0].get("kind") != "ready":
-                raise SandboxError(
-                    f"the sandbox runner in {key.image} did not start: {stream.stderr_tail[-500:]}"
+                why = stream.stderr_tail[-500:].strip() or (
+                    "its stream ended without a word (the container was stopped or removed, "
+                    "e.g. by `galapagos sandbox gc`, or its runner died silently)"
+                    if frame is None
+                    else f"it sent a {frame[0].get('kind')!r} frame instead of 'ready'"
                 )
+                raise SandboxError(f"the sandbox runner in {key.image} did not start: {why}")
             return _Started(container, stream, key.task)
         except (
             TimeoutError,

@@ -324,3 +324,27 @@ async def test_an_evaluator_that_hangs_while_importing_times_out_the_job(
     job = dataclasses.replace(job, limits=dataclasses.replace(job.limits, wall_s=1.0))
     result = await docker_backend.run(job)
     assert result.status == "timeout" and "importing the evaluator" in result.error
+
+
+async def test_a_container_removed_while_starting_is_named_as_such(
+    docker_backend: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A container removed under the backend (``sandbox gc --run`` on a live run) before its
+    runner said ready: the error says what happened instead of an empty reason."""
+    from harness.core.errors import SandboxError
+    from harness.sandbox import docker_backend as module
+
+    def create_then_remove_on_start(client: object, spec: ContainerSpec) -> object:
+        container = create_hardened_container(client, spec)
+        real_start = container.start
+
+        def start() -> None:
+            real_start()
+            container.remove(force=True)
+
+        container.start = start
+        return container
+
+    monkeypatch.setattr(module, "create_hardened_container", create_then_remove_on_start)
+    with pytest.raises(SandboxError, match="ended without a word .*stopped or removed"):
+        await docker_backend.run(sealed_job(program("return 1.0")))
