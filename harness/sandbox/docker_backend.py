@@ -60,8 +60,11 @@ log = logging.getLogger(__name__)
 
 HOST_GRACE_S = 2.0
 REMOVE_DELAY_S = 0.05
-#: Longest a removal waits for a hung-up runner to exit by itself before forcing it.
-EXIT_WAIT_S = 2.0
+#: Why a container's start-up failed when its stream ends (or breaks) before ``ready``.
+_ENDED = (
+    "its stream ended without a word (the container was stopped or removed, e.g. by "
+    "`galapagos sandbox gc`, or its runner died silently)"
+)
 STARTUP_S = 60.0
 #: -P: no script dir on sys.path; -s/-S: no user or site packages (PYTHONPATH has everything,
 #: and skipping site saves start-up time in every container).
@@ -82,8 +85,8 @@ def default_pool_size() -> int:
 
 
 def default_pool_creators() -> int:
-    # One container start per core: more concurrent starts than cores only add contention in
-    # the engine (measured on 2 cores: 4 creators cost ~18% more CPU per container than 2).
+    # One container start per core: starts are CPU-bound in the engine, so more concurrent
+    # ones only contend (on 2 cores, 2 creators sustained at least as many evaluations as 4).
     return max(1, min(4, os.cpu_count() or 1))
 
 
@@ -329,8 +332,7 @@ class DockerBackend:
             frame = stream.recv_frame(deadline)
             if frame is None or frame[0].get("kind") != "ready":
                 why = stream.stderr_tail[-500:].strip() or (
-                    "its stream ended without a word (the container was stopped or removed, "
-                    "e.g. by `galapagos sandbox gc`, or its runner died silently)"
+                    _ENDED
                     if frame is None
                     else f"it sent a {frame[0].get('kind')!r} frame instead of 'ready'"
                 )
@@ -344,6 +346,10 @@ class DockerBackend:
             OSError,
         ) as exc:
             self._discard(_Started(container, stream) if stream else container)
+            if isinstance(exc, BrokenPipeError | ConnectionResetError):
+                raise SandboxError(
+                    f"the sandbox runner in {key.image} did not start: {_ENDED}"
+                ) from exc
             raise SandboxError(f"could not start a sandbox container: {exc}") from exc
         except BaseException:
             self._discard(_Started(container, stream) if stream else container)
@@ -367,18 +373,11 @@ class DockerBackend:
     def _remove(self, item: _Started | Container) -> None:
         if not self._closed:
             time.sleep(REMOVE_DELAY_S)  # let the job's caller run first; removal is not urgent
-        container = item.container if isinstance(item, _Started) else item
         if isinstance(item, _Started):
             # A finished runner waits for this hang-up before it exits (its container's
             # teardown would otherwise compete with the caller for the CPU).
             item.stream.close()
-            if not self._closed:
-                # Removing a container that is still running takes the engine's kill path,
-                # which costs it ~25 ms more CPU than removing one that has exited.
-                with contextlib.suppress(
-                    docker.errors.APIError, requests.exceptions.RequestException
-                ):
-                    container.wait(timeout=EXIT_WAIT_S)
+        container = item.container if isinstance(item, _Started) else item
         ownership.remove_containers([container])
         with self._lock:
             self._live.pop(container.id, None)

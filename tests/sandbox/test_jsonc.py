@@ -71,6 +71,27 @@ def test_loads_refuses_what_json_refuses(text: str) -> None:
         jsonc.loads(text)
 
 
+def test_malformed_text_is_a_value_error_before_anything_imported_json() -> None:
+    """In a fresh interpreter (as in a container: nothing has imported ``json``), Python
+    3.11's scanner fails most syntax errors with SystemError; they must still be ValueErrors."""
+    bad = ['{"a" 1}', "{", "[1 2]", '"abc', '"\\q', '{"a":1,}', '"\x01"', "[1,]", "1 2"]
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(RUNTIME_DIR)!r})\n"
+        "from galapagos_sandbox import jsonc\n"
+        "assert 'json' not in sys.modules\n"
+        f"for text in {bad!r}:\n"
+        "    try:\n"
+        "        jsonc.loads(text)\n"
+        "    except ValueError as exc:\n"
+        "        print(type(exc).__name__)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["JSONDecodeError"] * len(bad), out.stderr
+
+
 def test_loads_refuses_bad_utf8_and_deep_nesting() -> None:
     with pytest.raises(ValueError):
         jsonc.loads(b'"\xff"')

@@ -41,18 +41,28 @@ class _ScannerSettings:
 try:
     from _json import encode_basestring, encode_basestring_ascii, make_encoder, make_scanner
 except ImportError:  # pragma: no cover - every CPython we ship has the accelerator
-    import json as _json_package
+    make_encoder = make_scanner = None
+    _scan = None
+else:
+    _scan = make_scanner(_ScannerSettings())
 
-    def dumps(
-        value: Any,
-        *,
-        separators: tuple[str, str] = (",", ":"),
-        sort_keys: bool = False,
-        ensure_ascii: bool = True,
-        allow_nan: bool = True,
-        default: Callable[[Any], Any] | None = None,
-    ) -> str:
-        return _json_package.dumps(
+
+def dumps(
+    value: Any,
+    *,
+    separators: tuple[str, str] = (",", ":"),
+    sort_keys: bool = False,
+    ensure_ascii: bool = True,
+    allow_nan: bool = True,
+    default: Callable[[Any], Any] | None = None,
+) -> str:
+    """``json.dumps(value, ...)``, compact unless ``separators`` say otherwise; circular
+    references are refused (ValueError), unknown types go to ``default`` (TypeError without
+    one)."""
+    if make_encoder is None:  # pragma: no cover
+        import json
+
+        return json.dumps(
             value,
             separators=separators,
             sort_keys=sort_keys,
@@ -60,49 +70,43 @@ except ImportError:  # pragma: no cover - every CPython we ship has the accelera
             allow_nan=allow_nan,
             default=default,
         )
+    item_separator, key_separator = separators
+    encode = make_encoder(
+        {},  # markers: detects circular references, as json's check_circular=True
+        default or _no_default,
+        encode_basestring_ascii if ensure_ascii else encode_basestring,
+        None,  # indent
+        key_separator,
+        item_separator,
+        sort_keys,
+        False,  # skipkeys
+        allow_nan,
+    )
+    return "".join(encode(value, 0))
 
-    def loads(text: str | bytes | bytearray) -> Any:
-        return _json_package.loads(text)
 
-else:
-    _scan = make_scanner(_ScannerSettings())
+def loads(text: str | bytes | bytearray) -> Any:
+    """``json.loads(text)`` for one JSON document; bytes must be UTF-8 (json would also
+    accept UTF-16/32 and a BOM; no frame carries those).  Anything else raises what
+    ``json.loads`` raises (``json.JSONDecodeError``, a ValueError)."""
+    if _scan is None:  # pragma: no cover
+        return _json_loads(text)
+    if not isinstance(text, str):
+        text = bytes(text).decode("utf-8")
+    start = len(text) - len(text.lstrip(_WHITESPACE))
+    try:
+        value, end = _scan(text, start)
+    except (StopIteration, SystemError):
+        # Not JSON.  Python 3.11's scanner reports most syntax errors through json.decoder
+        # and raises SystemError when that module is not loaded: let json say what is wrong
+        # (the error path only pays for importing it).
+        return _json_loads(text)
+    if end != len(text.rstrip(_WHITESPACE)):
+        return _json_loads(text)  # "Extra data"
+    return value
 
-    def dumps(
-        value: Any,
-        *,
-        separators: tuple[str, str] = (",", ":"),
-        sort_keys: bool = False,
-        ensure_ascii: bool = True,
-        allow_nan: bool = True,
-        default: Callable[[Any], Any] | None = None,
-    ) -> str:
-        """``json.dumps(value, ...)``, compact unless ``separators`` say otherwise; circular
-        references are refused (ValueError), unknown types go to ``default`` (TypeError
-        without one)."""
-        item_separator, key_separator = separators
-        encode = make_encoder(
-            {},  # markers: detects circular references, as json's check_circular=True
-            default or _no_default,
-            encode_basestring_ascii if ensure_ascii else encode_basestring,
-            None,  # indent
-            key_separator,
-            item_separator,
-            sort_keys,
-            False,  # skipkeys
-            allow_nan,
-        )
-        return "".join(encode(value, 0))
 
-    def loads(text: str | bytes | bytearray) -> Any:
-        """``json.loads(text)`` for one JSON document (UTF-8 when given bytes); raises
-        ValueError (``json.JSONDecodeError`` from the parser itself) on anything else."""
-        if not isinstance(text, str):
-            text = bytes(text).decode("utf-8")
-        start = len(text) - len(text.lstrip(_WHITESPACE))
-        try:
-            value, end = _scan(text, start)
-        except StopIteration:
-            raise ValueError(f"Expecting value: char {start}") from None
-        if end != len(text.rstrip(_WHITESPACE)):
-            raise ValueError(f"Extra data: char {end}")
-        return value
+def _json_loads(text: str) -> Any:
+    import json
+
+    return json.loads(text)
