@@ -60,11 +60,6 @@ log = logging.getLogger(__name__)
 
 HOST_GRACE_S = 2.0
 REMOVE_DELAY_S = 0.05
-#: Why a container's start-up failed when its stream ends (or breaks) before ``ready``.
-_ENDED = (
-    "its stream ended without a word (the container was stopped or removed, e.g. by "
-    "`galapagos sandbox gc`, or its runner died silently)"
-)
 STARTUP_S = 60.0
 #: -P: no script dir on sys.path; -s/-S: no user or site packages (PYTHONPATH has everything,
 #: and skipping site saves start-up time in every container).
@@ -328,11 +323,15 @@ class DockerBackend:
                 # The runner imports the evaluator before ready, under the job's budget: wait
                 # for that too, so a hanging import is answered by the runner as a timeout.
                 deadline += key.limits.wall_s
-                stream.send(self._task_frames[key.task], deadline)
+                try:
+                    stream.send(self._task_frames[key.task], deadline)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the stream ended: reading it below says so (and shows any stderr)
             frame = stream.recv_frame(deadline)
             if frame is None or frame[0].get("kind") != "ready":
                 why = stream.stderr_tail[-500:].strip() or (
-                    _ENDED
+                    "its stream ended without a word (the container was stopped or removed, "
+                    "e.g. by `galapagos sandbox gc`, or its runner died silently)"
                     if frame is None
                     else f"it sent a {frame[0].get('kind')!r} frame instead of 'ready'"
                 )
@@ -346,10 +345,6 @@ class DockerBackend:
             OSError,
         ) as exc:
             self._discard(_Started(container, stream) if stream else container)
-            if isinstance(exc, BrokenPipeError | ConnectionResetError):
-                raise SandboxError(
-                    f"the sandbox runner in {key.image} did not start: {_ENDED}"
-                ) from exc
             raise SandboxError(f"could not start a sandbox container: {exc}") from exc
         except BaseException:
             self._discard(_Started(container, stream) if stream else container)

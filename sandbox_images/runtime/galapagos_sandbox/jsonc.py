@@ -41,8 +41,7 @@ class _ScannerSettings:
 try:
     from _json import encode_basestring, encode_basestring_ascii, make_encoder, make_scanner
 except ImportError:  # pragma: no cover - every CPython we ship has the accelerator
-    make_encoder = make_scanner = None
-    _scan = None
+    make_encoder = _scan = None
 else:
     _scan = make_scanner(_ScannerSettings())
 
