@@ -99,7 +99,7 @@ def measure(name: str, size: int, iterations: int, workdir: Path) -> list[float]
             metrics={"combined_score": score},
             score=score,
         )
-        scaffold.admit(program, i)
+        scaffold.population.add(program)
         prefill.append(program)
     store.commit_iteration(IterationCommit("bench", size, "ok", programs=prefill))
     ctl = Controller(

@@ -20,16 +20,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
+from harness.core.blocks import BuildEnv
 from harness.core.config import RunConfig, dotted_get, override_patch, read_yaml
 from harness.core.controller import Controller, Progress, RunSummary
 from harness.core.errors import ConfigError, TaskError
 from harness.core.evaluator import BaseEvaluator
-from harness.core.registry import BuildEnv, ScaffoldSpec, build_scaffold, get_spec, load_config
+from harness.core.records import TaskInfo
+from harness.core.registry import (
+    ScaffoldSpec,
+    build_scaffold,
+    get_spec,
+    list_scaffolds,
+    load_config,
+    validate_stored,
+)
 from harness.core.rng import make_rng
 from harness.core.scaffold import Scaffold
-from harness.core.validation import format_validation_error
 from harness.evaluation.task import Task, load_task
 from harness.llm.config import resolve_llm_config
 from harness.store.base import RunRecord
@@ -118,7 +124,7 @@ def plan_run(
     resolved = resolve_llm_config(config.llm, api_base=api_base, models=models)
     config = config.model_copy(update={"llm": resolved.as_config()})
     notes = [*_flag_override_notes(config_file, overrides or [], flags), *resolved.notes]
-    return RunPlan(spec, config, loaded_task, notes=notes)
+    return RunPlan(spec, config, loaded_task, notes=tuple(notes))
 
 
 def _flag_override_notes(
@@ -162,13 +168,10 @@ def plan_resume(
         raise ConfigError(f"run {run.id} already completed all {run.max_iterations} iterations")
     if run.status == "running" and owner_alive(run.owner):
         raise ConfigError(f"run {run.id} is still running (owner {run.owner})")
-    spec = get_spec(run.scaffold)
-    model = spec.config_model()
-    try:
-        config = model.model_validate(_upgrade_stored(run.config))
-    except ValidationError as exc:  # a config stored by another Galapagos version
-        detail = format_validation_error(exc, model)
-        raise ConfigError(f"stored config of run {run.id} no longer validates: {detail}") from exc
+    config = validate_stored(
+        _upgrade_stored(run.config, run.scaffold), source=f"stored config of run {run.id}"
+    )
+    spec = _stored_spec(run, config)
     config, change = _new_caps(run, config, max_total_tokens, max_cost)
     task_ref = run.task_path if run.task_path and Path(run.task_path).is_dir() else run.task
     task = load_task(task_ref)
@@ -219,14 +222,25 @@ def _new_caps(
     return config.model_copy(update={"llm": new_llm}), change
 
 
-def _upgrade_stored(config: Mapping[str, Any]) -> dict[str, Any]:
+def _stored_spec(run: RunRecord, config: RunConfig) -> ScaffoldSpec:
+    """The spec a stored run was made from: its shipped scaffold, else (a user's composition
+    file, which need not exist any more) one rebuilt from the stored composition."""
+    if run.scaffold in list_scaffolds():
+        return get_spec(run.scaffold)
+    return ScaffoldSpec(name=run.scaffold, path=Path(f"{run.scaffold}.yaml"))
+
+
+def _upgrade_stored(config: Mapping[str, Any], scaffold: str) -> dict[str, Any]:
     """A stored config as this version reads it.
 
     Runs stored before ``llm`` was resolved at start hold the dumped default
     ``provider: offline`` beside the ``api_base`` they ran with; such a run ran online (an
-    explicit offline provider with an api_base never validated), so say so.
+    explicit offline provider with an api_base never validated), so say so.  Runs stored
+    before scaffolds were compositions have no ``blocks``: their scaffold's composition is it.
     """
     data = dict(config)
+    if "blocks" not in data and scaffold in list_scaffolds():
+        data["blocks"] = get_spec(scaffold).defaults().get("blocks")
     llm = data.get("llm")
     if isinstance(llm, Mapping) and llm.get("provider") == "offline" and llm.get("api_base"):
         data["llm"] = {**llm, "provider": "openai"}
@@ -296,9 +310,12 @@ async def execute(
         env = BuildEnv(
             seed=plan.config.seed,
             evaluator=services.evaluator,
-            task_description=plan.task.prompt_description(),
-            language=card.language,
-            eval_timeout_s=plan.config.evaluator.timeout_s or card.limits.wall_s,
+            task=TaskInfo(
+                name=plan.task.name,
+                description=plan.task.prompt_description(),
+                language=card.language,
+                eval_timeout_s=plan.config.evaluator.timeout_s or card.limits.wall_s,
+            ),
             run_id=run_id,
         )
         scaffold = build_scaffold(plan.spec, plan.config, env)
@@ -351,9 +368,6 @@ async def _drive(
         meter=services.meter,
         general=plan.config.general,
         seed_code=plan.task.initial_program,
-        task_description=env.task_description,
-        language=env.language,
-        eval_timeout_s=env.eval_timeout_s,
         on_progress=on_progress,
     )
     if plan.run is not None:

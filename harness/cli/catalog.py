@@ -1,4 +1,4 @@
-"""``galapagos scaffolds`` and ``galapagos tasks``: what can be run."""
+"""``galapagos scaffolds``, ``galapagos blocks`` and ``galapagos tasks``: what can be run."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import typer
 from rich.table import Table
 
 from harness.cli._output import fmt_score, guard, open_existing_store, out, print_json
-from harness.core.errors import HarnessError
-from harness.core.registry import get_spec, list_scaffolds
+from harness.core.config import SLOTS
+from harness.core.errors import ConfigError, HarnessError
+from harness.core.registry import get_spec, list_blocks, list_scaffolds
 from harness.evaluation.task import list_tasks, load_task
 from harness.store.sqlite import SQLiteStore, default_store_path
 
@@ -25,17 +26,42 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
 
 @guard
 def scaffolds(as_json: JsonOpt = False) -> None:
-    """List the shipped scaffolds."""
+    """List the shipped scaffolds and their compositions of six named blocks."""
     rows: list[dict[str, Any]] = []
     for name in list_scaffolds():
         spec = get_spec(name)
-        rows.append({"name": name, "summary": spec.summary, "card": str(spec.folder / "README.md")})
+        rows.append({**spec.describe(), "card": str(spec.folder / "README.md")})
     if as_json:
         print_json(rows)
         return
-    table = Table("scaffold", "summary", box=None)
+    table = Table("scaffold", "summary", "blocks", box=None)
     for row in rows:
-        table.add_row(row["name"], row["summary"])
+        blocks = " + ".join(row["composition"][slot] for slot in SLOTS)
+        table.add_row(row["name"], row["summary"], blocks)
+    out.print(table)
+
+
+@guard
+def blocks(
+    slot: Annotated[
+        str | None, typer.Option("--slot", help=f"Only this slot ({', '.join(SLOTS)}).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the named blocks per slot: what a composition (--scaffold FILE) can use."""
+    if slot is not None and slot not in SLOTS:
+        raise ConfigError(f"--slot {slot!r}: not a slot; valid slots: {', '.join(SLOTS)}")
+    specs = [s for s in list_blocks() if slot is None or s.slot == slot]
+    specs.sort(key=lambda s: (SLOTS.index(s.slot), s.name))
+    if as_json:
+        print_json([s.describe() for s in specs])
+        return
+    table = Table("slot", "block", "summary", "needs", box=None)
+    for spec in specs:
+        needs = "; ".join(
+            f"{other}: {', '.join(sorted(caps))}" for other, caps in spec.requires.items()
+        )
+        table.add_row(spec.slot, spec.name, spec.summary, needs or "-")
     out.print(table)
 
 
@@ -119,4 +145,5 @@ def _stored_bests(
 
 def register(app: typer.Typer) -> None:
     app.command("scaffolds")(scaffolds)
+    app.command("blocks")(blocks)
     app.command("tasks")(tasks)

@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -170,7 +171,12 @@ def _drive(plan: RunPlan, store: SQLiteStore, as_json: bool) -> None:
         raise typer.Exit(code=130)
 
 
-async def _execute_with_signals(plan, store, on_start, on_progress) -> RunSummary:  # type: ignore[no-untyped-def]
+async def _execute_with_signals(
+    plan: RunPlan,
+    store: SQLiteStore,
+    on_start: Callable[[RunRecord, Services], None],
+    on_progress: Callable[[RunProgress], None],
+) -> RunSummary:
     """First Ctrl-C finishes the iterations in flight and stops; the second aborts."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -1,6 +1,11 @@
 """``DefaultPromptBuilder``: task → metrics → feedback → previous attempts → inspirations →
 current program last (in the final fenced block, where diff proposers and the offline model look).
 
+Previous attempts follow the reference (SkyDiscover's default context builder): among the
+population's programs found in the last 100 iterations (counted back from the newest member)
+that report a numeric ``combined_score``, the 3 with the highest ``combined_score`` (ties keep
+admission order), each with its change summary and its outcome against its parent.
+
 Templates are jinja2 files in ``templates/``; a scaffold may pass its own directory.
 """
 
@@ -15,14 +20,41 @@ from typing import Any
 import jinja2
 from pydantic import Field
 
-from harness.components.diff import fenced
+from harness.core.population import PopulationView
 from harness.core.prompt import BasePromptBuilder, PromptContext
 from harness.core.records import Program, Prompt, Selection
 from harness.core.validation import StrictModel
+from harness.diffs import fenced
 
-__all__ = ["DefaultPromptBuilder", "DefaultPromptConfig", "format_value"]
+__all__ = ["DefaultPromptBuilder", "DefaultPromptConfig", "format_value", "previous_attempts"]
 
 TEMPLATES = Path(__file__).with_name("templates")
+#: Previous attempts: the best ``HISTORY_SIZE`` of the programs of the last ``HISTORY_WINDOW``
+#: iterations (reference values).
+HISTORY_WINDOW = 100
+HISTORY_SIZE = 3
+
+
+def _combined_score(program: Program) -> float | None:
+    value = program.metrics.get("combined_score")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return float(value)
+
+
+def previous_attempts(population: PopulationView) -> list[Program]:
+    """The reference's "Previous Attempts" (see the module docstring)."""
+    members = population.programs()
+    if not members:
+        return []
+    last = max(p.iteration for p in members)
+    scored = [
+        (score, n, p)
+        for n, p in enumerate(members)
+        if p.iteration > last - HISTORY_WINDOW and (score := _combined_score(p)) is not None
+    ]
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [p for _, _, p in scored[:HISTORY_SIZE]]
 
 
 class DefaultPromptConfig(StrictModel):
@@ -104,7 +136,7 @@ class DefaultPromptBuilder(BasePromptBuilder):
             memory=context.memory,
             metrics=self._metrics(parent.metrics),
             feedback=self._feedback(parent),
-            history=[self._history_item(p) for p in context.history],
+            history=[self._history_item(p) for p in previous_attempts(context.population)],
             failures=failures,
             inspirations=[
                 {

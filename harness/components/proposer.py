@@ -2,12 +2,14 @@
 
 Both make exactly one ``llm.generate`` call and return every unusable answer as data
 (``Proposal(code=None, error=…)``) whose error is written for the model to act on in the next
-attempt.  The parsing rules live in :mod:`harness.components.diff`.
+attempt.  The parsing rules live in :mod:`harness.diffs`.
 """
 
 from __future__ import annotations
 
-from harness.components.diff import (
+from harness.core.proposer import LLM, BaseProposer
+from harness.core.records import LLMCall, Program, Prompt, Proposal
+from harness.diffs import (
     apply_diff,
     check_child,
     extract_code,
@@ -15,8 +17,6 @@ from harness.components.diff import (
     has_diff_markers,
     summarize_rewrite,
 )
-from harness.core.proposer import LLM, BaseProposer
-from harness.core.records import LLMCall, Program, Prompt, Proposal
 
 __all__ = ["DiffProposer", "FullRewriteProposer"]
 
@@ -122,6 +122,8 @@ class DiffProposer(_ChildChecks, BaseProposer):
 
 class FullRewriteProposer(_ChildChecks, BaseProposer):
     """The whole program in one answer: first language fence, else first fence, else all text."""
+
+    response_kind = "rewrite"
 
     def __init__(
         self, max_solution_length: int = DEFAULT_MAX_SOLUTION_LENGTH, language: str = "python"

@@ -1,5 +1,6 @@
 """Per-iteration plumbing for the controller: the buffer one iteration writes into, the seeded
-and accounted LLM handle given to proposers and hooks, and the hook context.
+and accounted LLM handle given to proposers and hooks, and the :class:`~harness.core.block.Step`
+block hooks receive.
 
 Nothing here touches the store: the controller commits an iteration's buffer in one
 transaction when the iteration ends.
@@ -7,27 +8,29 @@ transaction when the iteration ends.
 
 from __future__ import annotations
 
+import dataclasses
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from types import MappingProxyType
+from typing import Any, Protocol
 
-from harness.core.errors import BudgetExhausted, LLMError
+from harness.core.errors import BudgetExhausted, HarnessError, LLMError
+from harness.core.llm import LLM, ChatModel
 from harness.core.records import Event, LLMCall, Program, Prompt
-from harness.store.base import EvaluationRow, LLMCallRow
+from harness.core.store import EvaluationRow, LLMCallRow
 
-if TYPE_CHECKING:
-    from harness.core.controller import Controller
+__all__ = ["IterationBuffer", "IterationStep", "LLMHandle", "Meter", "program_id"]
 
-__all__ = ["ChatModel", "IterationBuffer", "LLMHandle", "Meter", "HookCtx"]
+#: Fields ``Step.new_program`` may change on a copy (never code, metrics or score).
+COPY_FIELDS = frozenset(
+    {"metadata", "parent_id", "generation", "parent_label", "inspiration_ids", "changes"}
+)
 
 
-class ChatModel(Protocol):
-    """An OpenAI-compatible chat model (or ensemble) that returns accounted calls."""
-
-    async def complete(self, messages: list[dict[str, str]], *, seed: int, purpose: str) -> LLMCall:
-        """One completion; raises ``LLMError`` once its retries are exhausted."""
-        ...
+def program_id(iteration: int) -> str:
+    """The id of the child admitted in ``iteration`` (at most one per iteration)."""
+    return f"p{iteration}"
 
 
 class Meter(Protocol):
@@ -55,6 +58,8 @@ class IterationBuffer:
     evaluations: list[EvaluationRow] = field(default_factory=list)
     llm_calls: list[LLMCallRow] = field(default_factory=list)
     attempt: int = 0
+    #: Programs blocks created in this iteration (numbers their ids).
+    copies: int = 0
     #: Set when the budget ran out during this iteration: it is committed, then the run stops.
     budget_spent: BudgetExhausted | None = None
 
@@ -97,22 +102,62 @@ class LLMHandle:
         )
 
 
-class HookCtx:
-    """What scaffold hooks see (see :class:`harness.core.scaffold.HookContext`)."""
+class IterationStep:
+    """The :class:`~harness.core.block.Step` of one iteration."""
 
-    def __init__(self, controller: Controller, buffer: IterationBuffer, llm: LLMHandle) -> None:
-        self._controller = controller
+    def __init__(
+        self,
+        buffer: IterationBuffer,
+        llm: LLM,
+        *,
+        max_iterations: int,
+        programs: Mapping[str, Program],
+        register: Callable[[Program, IterationBuffer], None],
+    ) -> None:
         self._buffer = buffer
-        self.llm = llm
-        self.max_iterations = controller.max_iterations
+        self._llm = llm
+        self._max_iterations = max_iterations
+        self._programs = MappingProxyType(programs) if isinstance(programs, dict) else programs
+        self._register = register
+
+    @property
+    def iteration(self) -> int:
+        return self._buffer.iteration
+
+    @property
+    def max_iterations(self) -> int:
+        return self._max_iterations
+
+    @property
+    def llm(self) -> LLM:
+        return self._llm
 
     def event(self, kind: str, **payload: Any) -> None:
         self._buffer.event(kind, **payload)
 
     def programs(self) -> Mapping[str, Program]:
-        return self._controller.all_programs
+        return self._programs
 
-    def add_program(self, program: Program) -> None:
-        """Record a program a hook created (e.g. a migrant copy) so it is stored."""
-        self._controller.all_programs[program.id] = program
-        self._buffer.programs.append(program)
+    def new_program(self, source: Program, **changes: Any) -> Program:
+        bad = set(changes) - COPY_FIELDS
+        if bad:
+            raise HarnessError(
+                f"new_program cannot set {', '.join(sorted(bad))}: a copy keeps the source's "
+                f"code, metrics and score; it may change {', '.join(sorted(COPY_FIELDS))}"
+            )
+        self._buffer.copies += 1
+        metadata = {
+            **source.metadata,
+            **dict(changes.pop("metadata", None) or {}),
+            "copy_of": source.metadata.get("copy_of", source.id),
+        }
+        copy = dataclasses.replace(
+            source,
+            id=f"{program_id(self.iteration)}.{self._buffer.copies}",
+            iteration=self.iteration,
+            parent_id=changes.pop("parent_id", source.id),
+            metadata=metadata,
+            **changes,
+        )
+        self._register(copy, self._buffer)
+        return copy

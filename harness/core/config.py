@@ -1,10 +1,11 @@
 """Run configuration: YAML validated into strict pydantic models.
 
-A run's config is the scaffold's ``config.yaml`` defaults, deep-merged with the user's file,
-then ``--set key=value`` overrides, then CLI flags.  Every section is strict: a misspelled or
-unknown key is a :class:`ConfigError` that lists the valid keys (SkyDiscover silently ignores
-them; we don't).  Component sections (``population``, ``selection_policy``, ``prompt``,
-``proposer``, ``memory``) are typed by the scaffold's own models.
+A run's config is the scaffold's composition (``blocks`` + ``loop`` + defaults), deep-merged
+with the user's file, then ``--set key=value`` overrides, then CLI flags.  Every section is
+strict: a misspelled or unknown key is a :class:`ConfigError` that lists the valid keys
+(SkyDiscover silently ignores them; we don't).  Block sections (``population``,
+``selection_policy``, ``prompt``, ``proposer``, ``memory``) are typed by the config model of the
+block named for that slot in ``blocks``.
 """
 
 from __future__ import annotations
@@ -17,28 +18,65 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from harness.core.errors import ConfigError
+from harness.core.llm_config import LLMConfig
 from harness.core.validation import StrictModel, validation_problems
-from harness.llm.config import LLMConfig
 
 __all__ = [
     "COMPONENT_SECTIONS",
+    "SLOTS",
+    "Composition",
     "EmptySection",
+    "LoopConfig",
     "EvaluatorConfig",
     "GeneralConfig",
     "RunConfig",
     "StrictModel",
-    "apply_overrides",
     "deep_merge",
     "override_patch",
     "read_yaml",
     "validate_config",
 ]
 
+#: The six block slots, in the order they are listed (cards, `galapagos blocks`).
+SLOTS = ("population", "selection_policy", "prompt", "proposer", "evaluator", "memory")
+#: Slots whose block takes a config section of the same name (the evaluator block is configured
+#: by the run's ``evaluator`` section: sandbox, limits).
 COMPONENT_SECTIONS = ("population", "selection_policy", "prompt", "proposer", "memory")
 
 
 class EmptySection(StrictModel):
     """A component section that takes no options."""
+
+
+class Composition(StrictModel):
+    """A scaffold's six named blocks (see ``galapagos blocks``)."""
+
+    population: str
+    selection_policy: str
+    prompt: str
+    proposer: str
+    evaluator: str = "task"
+    memory: str = "none"
+
+    def named(self) -> dict[str, str]:
+        return {slot: getattr(self, slot) for slot in SLOTS}
+
+
+class LoopConfig(StrictModel):
+    """Scaffold-level control flow: how the one loop treats a method's attempts.
+
+    These are the method's semantics (set by its composition), not tuning knobs; a user's own
+    composition may set them like any block.
+    """
+
+    #: Run ``select`` before every attempt instead of once per iteration (AdaEvolve).
+    resample_each_attempt: bool = False
+    #: An LLM error (after the client's own retries) costs the attempt, not the iteration: the
+    #: next attempt runs (AdaEvolve's controller).  Default: the iteration ends at once.
+    retry_llm_errors: bool = False
+    #: Admit a child whose evaluation failed (OpenEvolve admits every evaluated child); it is
+    #: scored from its metrics as usual.  Default: a failed evaluation is a failed attempt.
+    admit_failed_evaluations: bool = False
 
 
 class GeneralConfig(StrictModel):
@@ -74,6 +112,8 @@ MAX_SEED = 2**63 - 1
 
 class RunConfig(StrictModel):
     scaffold: str
+    blocks: Composition
+    loop: LoopConfig = LoopConfig()
     seed: int = Field(0, ge=0, le=MAX_SEED)
     general: GeneralConfig = GeneralConfig()
     llm: LLMConfig = LLMConfig()
@@ -142,14 +182,6 @@ def dotted_get(data: Any, dotted: str) -> Any:
     for part in dotted.split("."):
         data = data.get(part) if isinstance(data, Mapping) else None
     return data
-
-
-def apply_overrides(config: Mapping[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply ``key.sub=value`` overrides; values are parsed as YAML scalars/lists."""
-    out = dict(config)
-    for item in overrides:
-        out = deep_merge(out, override_patch(item))
-    return out
 
 
 #: A named source of config values (a file, a ``--set`` flag, a CLI flag) and what it sets.

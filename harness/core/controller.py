@@ -7,10 +7,19 @@ Iteration contract (the reference's, SkyDiscover §2.0.3 / §7.1):
 - Each iteration makes up to ``general.inner_retry_times`` attempts.  An attempt fails when the
   proposal cannot become a program, or its evaluation ended non-ok or matches the failure
   predicate; the failure is fed into the next attempt's prompt.  An LLM error ends the iteration
-  at once (no retry at this level; the client already retried).  A failed iteration admits
-  nothing.  Exception: a from-scratch attempt (no seed program, empty population) applies no
-  failure check, so the first evaluated program is admitted whatever its result (§2.0.3 step 1).
-- Hooks ``start_iteration``/``end_iteration`` run around every iteration, failed ones included.
+  at once (no retry at this level; the client already retried) unless the scaffold's
+  ``loop.retry_llm_errors`` makes it cost only the attempt.  A failed iteration admits nothing;
+  with ``loop.admit_failed_evaluations`` an evaluated child is admitted whatever its result.
+  Exception: a from-scratch attempt (no seed program, empty population) applies no failure
+  check, so the first evaluated program is admitted whatever its result (§2.0.3 step 1).
+- ``select`` runs once per iteration, or before every attempt with
+  ``loop.resample_each_attempt``; the selection's ``tags`` go into the child's metadata.
+- Block hooks ``start_iteration``/``end_iteration`` run around every iteration, failed ones and
+  iteration 0 (the seed) included, and ``observe`` runs for iteration 0 too; an LLM error in a
+  hook is a ``hook_skipped`` event (see :mod:`harness.core.block`).  Programs blocks create get
+  ids ``p<iteration>.<n>``; an id that already exists is an error, never an overwrite.
+- The run's best: a program with metrics beats one without, else the higher score (strict
+  ``>``), as the reference's ``_is_better``.
 - Budget: no iteration starts once the token/cost budget is spent.  When it runs out inside an
   iteration (a call refused by the meter), that attempt ends the iteration like an LLM error;
   the iteration is committed as failed with the calls it made, iterations already in flight
@@ -31,21 +40,25 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.core._iteration import ChatModel, HookCtx, IterationBuffer, LLMHandle, Meter
+from harness.core._iteration import (
+    IterationBuffer,
+    IterationStep,
+    LLMHandle,
+    Meter,
+    program_id,
+)
 from harness.core.config import GeneralConfig
-from harness.core.errors import BudgetExhausted, LLMError
+from harness.core.errors import BudgetExhausted, HarnessError, LLMError
+from harness.core.llm import LLM, ChatModel
+from harness.core.population import ReadOnlyPopulation
 from harness.core.prompt import PromptContext
 from harness.core.records import Attempt, Event, IterationOutcome, Program, Selection
 from harness.core.rng import make_rng, rng_from_state, rng_state
 from harness.core.scaffold import Scaffold
 from harness.core.scoring import get_score, is_failure
-from harness.store.base import EvaluationRow, IterationCommit, RunRecord, RunStore
+from harness.core.store import EvaluationRow, IterationCommit, RunRecord, RunStore
 
-__all__ = ["Controller", "Progress", "RunSummary"]
-
-#: Previous-attempts section: the best ``HISTORY_SIZE`` of the last ``HISTORY_WINDOW`` programs.
-HISTORY_WINDOW = 100
-HISTORY_SIZE = 3
+__all__ = ["Controller", "Progress", "RunSummary", "program_id"]
 
 
 @dataclass(frozen=True)
@@ -68,9 +81,14 @@ class RunSummary:
     best_program_id: str | None
 
 
-def program_id(iteration: int) -> str:
-    """The id of the child admitted in ``iteration`` (at most one per iteration)."""
-    return f"p{iteration}"
+def better(candidate: Program, incumbent: Program | None) -> bool:
+    """The reference's ``_is_better``: metrics beat none, else strictly higher score (two
+    programs without metrics: the incumbent stays; the reference compares timestamps)."""
+    if incumbent is None:
+        return True
+    if bool(candidate.metrics) != bool(incumbent.metrics):
+        return bool(candidate.metrics)
+    return candidate.score > incumbent.score
 
 
 class Controller:
@@ -84,9 +102,6 @@ class Controller:
         meter: Meter,
         general: GeneralConfig,
         seed_code: str | None,
-        task_description: str = "",
-        language: str = "python",
-        eval_timeout_s: float | None = None,
         on_progress: Callable[[Progress], None] | None = None,
     ) -> None:
         self.scaffold = scaffold
@@ -96,9 +111,7 @@ class Controller:
         self.meter = meter
         self.general = general
         self.seed_code = seed_code
-        self.task_description = task_description
-        self.language = language
-        self.eval_timeout_s = eval_timeout_s
+        self.language = scaffold.task.language
         self.on_progress = on_progress
         self.max_iterations = general.max_iterations
         self.all_programs: dict[str, Program] = {}
@@ -177,12 +190,27 @@ class Controller:
 
     # -- the loop ---------------------------------------------------------------------------
     async def _seed(self) -> None:
+        """Iteration 0: the seed program is evaluated and admitted whatever its result; block
+        hooks and ``observe`` run around it like any iteration."""
+        started = time.monotonic()
         buffer = IterationBuffer(0)
+        step = self._step(buffer)
+        outcome: IterationOutcome | None = None
+        try:
+            await self._hooks("start_iteration", step)
+            outcome = await self._evaluate_seed(buffer)
+            self._observe(outcome)
+            await self._hooks("end_iteration", step, outcome)
+        except BudgetExhausted as exc:  # a hook's LLM call found the budget spent
+            buffer.budget_spent = buffer.budget_spent or exc
+        self._commit(buffer, "ok", started)
+        if buffer.budget_spent is not None:
+            raise buffer.budget_spent
+
+    async def _evaluate_seed(self, buffer: IterationBuffer) -> IterationOutcome:
         if self.seed_code is None:
             buffer.event("seed", status="absent", note="no initial program: from-scratch start")
-            self._commit(buffer, "ok", time.monotonic())
-            return
-        started = time.monotonic()
+            return IterationOutcome(0, None, None)
         pid = program_id(0)
         result = await self.scaffold.evaluator.evaluate(self.seed_code, program_id=pid, iteration=0)
         self.evaluations += 1
@@ -206,8 +234,8 @@ class Controller:
             error=result.error if failed else "",
         )
         self.seed_score = seed.score
-        self._admit(seed, buffer)
-        self._commit(buffer, "ok", started)
+        admitted = self._admit(seed, buffer)
+        return IterationOutcome(0, None, seed, (), result, admitted, 1)
 
     async def _iterate(self, pending: Iterable[int]) -> None:
         """Run ``pending`` iterations; once the budget is spent, start none and let the
@@ -244,20 +272,18 @@ class Controller:
     async def _one_iteration(self, iteration: int) -> None:
         started = time.monotonic()
         buffer = IterationBuffer(iteration)
-        llm = LLMHandle(self.model, self.llm_rng, buffer, log_prompts=self.general.log_prompts)
-        ctx = HookCtx(self, buffer, llm)
+        step = self._step(buffer)
         outcome: IterationOutcome | None = None
         try:
-            await self.scaffold.start_iteration(iteration, ctx)
-            outcome = await self._attempts(iteration, buffer, llm)
+            await self._hooks("start_iteration", step)
+            outcome = await self._attempts(iteration, buffer, step.llm)
             if outcome.child is not None:
                 admitted = self._admit(outcome.child, buffer)
                 outcome = dataclasses.replace(outcome, admitted=admitted)
             else:
                 buffer.event("iteration_failed", attempts=outcome.attempts_used)
-            self.scaffold.selection.observe(outcome)
-            self.scaffold.memory.observe(outcome)
-            await self.scaffold.end_iteration(iteration, outcome, ctx)
+            self._observe(outcome)
+            await self._hooks("end_iteration", step, outcome)
         except BudgetExhausted as exc:  # a hook's LLM call found the budget spent
             buffer.budget_spent = buffer.budget_spent or exc
             if outcome is None:
@@ -268,8 +294,46 @@ class Controller:
         if buffer.budget_spent is not None:
             raise buffer.budget_spent
 
+    def _step(self, buffer: IterationBuffer) -> IterationStep:
+        llm = LLMHandle(self.model, self.llm_rng, buffer, log_prompts=self.general.log_prompts)
+        return IterationStep(
+            buffer,
+            llm,
+            max_iterations=self.max_iterations,
+            programs=self.all_programs,
+            register=self._register,
+        )
+
+    def _register(self, program: Program, buffer: IterationBuffer) -> None:
+        """Record a new program of this iteration (stored with its commit); ids are unique."""
+        if program.id in self.all_programs:
+            raise HarnessError(
+                f"run {self.run.id}: program id {program.id} already exists (iteration "
+                f"{buffer.iteration} would overwrite it); this is a bug in a block"
+            )
+        self.all_programs[program.id] = program
+        buffer.programs.append(program)
+
+    async def _hooks(self, hook: str, step: IterationStep, *args: Any) -> None:
+        """Run ``hook`` of every block in order; an LLM error skips that block's hook."""
+        for slot, block in self.scaffold.blocks():
+            try:
+                await getattr(block, hook)(step, *args)
+            except LLMError as exc:
+                step.event(
+                    "hook_skipped",
+                    slot=slot,
+                    block=self.scaffold.block_names.get(slot, type(block).__name__),
+                    hook=hook,
+                    error=str(exc)[:500],
+                )
+
+    def _observe(self, outcome: IterationOutcome) -> None:
+        self.scaffold.selection.observe(outcome)
+        self.scaffold.memory.observe(outcome)
+
     async def _attempts(
-        self, iteration: int, buffer: IterationBuffer, llm: LLMHandle
+        self, iteration: int, buffer: IterationBuffer, llm: LLM
     ) -> IterationOutcome:
         scaffold = self.scaffold
         attempts: list[Attempt] = []
@@ -289,6 +353,8 @@ class Controller:
             except LLMError as exc:
                 attempts.append(Attempt(index, "llm", str(exc)))
                 buffer.event("attempt", attempt=index, outcome="llm_error", error=str(exc))
+                if scaffold.loop.retry_llm_errors:
+                    continue
                 break
             except BudgetExhausted as exc:  # ends the iteration like an LLM error, then the run
                 attempts.append(Attempt(index, "llm", str(exc)))
@@ -312,7 +378,8 @@ class Controller:
             # From scratch (empty population, no parent) the reference applies no failure
             # check: the first evaluated program is admitted whatever its result.
             from_scratch = selection.parent is None and len(scaffold.population) == 0
-            if failed and not from_scratch:
+            admit_anyway = from_scratch or scaffold.loop.admit_failed_evaluations
+            if failed and not admit_anyway:
                 attempts.append(
                     Attempt(
                         index,
@@ -346,17 +413,22 @@ class Controller:
                 language=self.language,
                 changes=proposal.changes,
                 artifacts=dict(result.artifacts),
-                metadata={"parent_score": parent.score if parent else None, "attempt": index},
+                metadata={
+                    **selection.tags,
+                    "parent_score": parent.score if parent else None,
+                    "attempt": index,
+                },
             )
-            if from_scratch:
+            if failed:  # admitted anyway: from scratch, or the scaffold admits failures
                 buffer.event(
                     "attempt",
                     attempt=index,
                     outcome="ok",
                     score=child.score,
-                    from_scratch=True,
+                    from_scratch=from_scratch,
                     status=result.status,
-                    failed=failed,
+                    failed=True,
+                    error=result.error[-500:],
                 )
             else:
                 buffer.event("attempt", attempt=index, outcome="ok", score=child.score)
@@ -368,28 +440,20 @@ class Controller:
     def _prompt_context(
         self, iteration: int, attempts: list[Attempt], selection: Selection
     ) -> PromptContext:
-        population = self.scaffold.population
-        recent = list(population.programs())[-HISTORY_WINDOW:]
-        history = sorted(recent, key=lambda p: -p.score)[:HISTORY_SIZE]
+        scaffold = self.scaffold
         return PromptContext(
             iteration=iteration,
-            task_description=self.task_description,
-            language=self.language,
+            task=scaffold.task,
             attempts=tuple(attempts),
-            memory=self.scaffold.memory.render(selection, iteration),
-            stats={
-                "population_size": len(population),
-                "best_score": self.best.score if self.best else None,
-            },
-            eval_timeout_s=self.eval_timeout_s,
-            history=tuple(history),
+            memory=scaffold.memory.render(selection, iteration),
+            population=ReadOnlyPopulation(scaffold.population),
+            best=self.best,
         )
 
     def _admit(self, program: Program, buffer: IterationBuffer) -> bool:
-        self.all_programs[program.id] = program
-        buffer.programs.append(program)
-        admitted = self.scaffold.admit(program, buffer.iteration)
-        new_best = admitted and (self.best is None or program.score > self.best.score)
+        self._register(program, buffer)
+        admitted = self.scaffold.population.add(program)
+        new_best = admitted and better(program, self.best)
         if new_best:
             self.best = program
         buffer.event(
@@ -465,4 +529,5 @@ def _describe(selection: Selection) -> dict[str, Any]:
         "inspirations": [p.id for p in selection.inspirations],
         "label": selection.parent_label[:200],
         "info": dict(selection.info),
+        **({"tags": dict(selection.tags)} if selection.tags else {}),
     }

@@ -7,7 +7,8 @@ Contract:
 - Only broken infrastructure raises (:class:`~harness.core.errors.SandboxError`).
 - Evaluators may be called concurrently (``max_parallel_iterations``) and must be
   deterministic for a deterministic task: the same code gives the same metrics.
-- ``aclose`` releases containers, pools and processes; the controller always calls it.
+- ``aclose`` releases containers, pools and processes; whoever created the evaluator calls it
+  (the run's services, :func:`harness.runs.open_services`), not the scaffold.
 """
 
 from __future__ import annotations

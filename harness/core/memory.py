@@ -4,6 +4,8 @@ Contract:
 
 - ``render(selection, iteration)`` returns text the prompt builder inserts as is ("" = none).
 - ``observe(outcome)`` is called once per iteration after the selection policy observed it.
+- Work that needs the LLM (a guide model asked for paradigms, a meta model rewriting a
+  strategy) happens in the block hooks, through ``step.llm`` (see :mod:`harness.core.block`).
 - State (and any RNG) round-trips through ``state_dict``/``load_state_dict``.
 """
 
@@ -13,12 +15,13 @@ from abc import ABC
 from collections.abc import Mapping
 from typing import Any
 
+from harness.core.block import Block
 from harness.core.records import IterationOutcome, Selection
 
 __all__ = ["BaseMemory"]
 
 
-class BaseMemory(ABC):  # noqa: B024 - every method is an optional hook
+class BaseMemory(Block, ABC):  # noqa: B024 - every method is an optional hook
     def render(self, selection: Selection, iteration: int) -> str:
         return ""
 

@@ -3,8 +3,12 @@
 Contract (all implementations):
 
 - Only the controller calls ``add``; selection policies, prompt builders and memories read.
+  The child's ``metadata`` carries the selection's ``tags`` (e.g. the island it was sampled
+  from), so an island population routes it without a side channel.
 - ``add`` decides admission and returns whether the program became a member.  A population
   may evict members; evicted programs stay in the run store but leave ``programs()``.
+- Structural work that creates programs (migration, seeding islands) happens in the block
+  hooks (``end_iteration``) through ``step.new_program`` (see :mod:`harness.core.block`).
 - ``programs()`` lists members in admission order; ``top(n)`` is a *stable* descending sort by
   ``Program.score`` (ties keep admission order); ``best()`` uses strict ``>`` (the first of
   equal scores wins), as the reference does.
@@ -18,14 +22,31 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
+from harness.core.block import Block
 from harness.core.records import Program
 
-__all__ = ["BasePopulation"]
+__all__ = ["BasePopulation", "PopulationView", "ReadOnlyPopulation"]
 
 
-class BasePopulation(ABC):
+class PopulationView(Protocol):
+    """The read side of a population (what prompt builders get)."""
+
+    def programs(self) -> Sequence[Program]: ...
+
+    def get(self, program_id: str) -> Program | None: ...
+
+    def top(self, n: int) -> list[Program]: ...
+
+    def best(self) -> Program | None: ...
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, program_id: object) -> bool: ...
+
+
+class BasePopulation(Block, ABC):
     @abstractmethod
     def add(self, program: Program) -> bool:
         """Offer ``program`` for admission; return True if it is now a member."""
@@ -62,3 +83,30 @@ class BasePopulation(ABC):
     @abstractmethod
     def load_state_dict(self, state: Mapping[str, Any], programs: Mapping[str, Program]) -> None:
         """Restore from ``state_dict()`` output; ``programs`` maps every stored id to its record."""
+
+
+class ReadOnlyPopulation:
+    """A :class:`PopulationView` over a population that exposes nothing that mutates it."""
+
+    __slots__ = ("_population",)
+
+    def __init__(self, population: BasePopulation) -> None:
+        self._population = population
+
+    def programs(self) -> Sequence[Program]:
+        return tuple(self._population.programs())
+
+    def get(self, program_id: str) -> Program | None:
+        return self._population.get(program_id)
+
+    def top(self, n: int) -> list[Program]:
+        return self._population.top(n)
+
+    def best(self) -> Program | None:
+        return self._population.best()
+
+    def __len__(self) -> int:
+        return len(self._population)
+
+    def __contains__(self, program_id: object) -> bool:
+        return program_id in self._population

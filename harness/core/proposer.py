@@ -14,22 +14,27 @@ Contract:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any
 
-from harness.core.records import LLMCall, Program, Prompt, Proposal
+from harness.core.block import Block
+from harness.core.llm import LLM
+from harness.core.records import Program, Prompt, Proposal
 
 __all__ = ["BaseProposer", "LLM"]
 
 
-class LLM(Protocol):
-    """The controller's handle to the model: seeded, retried, budgeted and recorded."""
+class BaseProposer(Block, ABC):
+    #: What the proposer expects the model to answer: ``diff`` (SEARCH/REPLACE edits) or
+    #: ``rewrite`` (a whole program).  A prompt builder built after it asks for that shape.
+    response_kind: str = "diff"
 
-    async def generate(self, prompt: Prompt, *, purpose: str = "propose") -> LLMCall:
-        """Return the completed call; raise ``LLMError`` after retries are exhausted."""
-        ...
-
-
-class BaseProposer(ABC):
     @abstractmethod
     async def propose(self, prompt: Prompt, parent: Program | None, llm: LLM) -> Proposal:
         """Ask the model once and turn its answer into a child program."""
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:  # noqa: B027 - optional
+        """Stateless by contract; present so every block round-trips the same way."""

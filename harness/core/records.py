@@ -8,7 +8,7 @@ them to the store.  Mappings inside records are plain dicts by convention treate
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -23,6 +23,7 @@ __all__ = [
     "Prompt",
     "Proposal",
     "Selection",
+    "TaskInfo",
 ]
 
 #: Why an evaluation ended the way it did.  ``ok`` means the evaluator ran to completion and
@@ -126,6 +127,11 @@ class Selection:
     section each belongs to ("" = plain context).  ``parent_label`` is text injected under the
     current program (EvoX/AdaEvolve variation-operator labels).  ``info`` is recorded verbatim in
     the ``select`` event (mode, island, reason, …).
+
+    ``tags`` travel with the child to admission: the controller copies them into the child's
+    ``metadata`` (e.g. ``{"island": 2, "mode": "explore"}``), so a population can route the child
+    to the island it was sampled from even when other iterations ran in between.  Values must be
+    JSON-serialisable.
     """
 
     parent: Program | None
@@ -133,6 +139,7 @@ class Selection:
     parent_label: str = ""
     inspiration_labels: tuple[str, ...] = ()
     info: Mapping[str, Any] = field(default_factory=dict)
+    tags: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -223,5 +230,12 @@ class Event:
     payload: Mapping[str, Any] = field(default_factory=dict)
 
 
-def programs_by_id(programs: Sequence[Program]) -> dict[str, Program]:
-    return {p.id: p for p in programs}
+@dataclass(frozen=True)
+class TaskInfo:
+    """What blocks may know of the task: shown to the model, never its hidden data."""
+
+    name: str = ""
+    description: str = ""
+    language: str = "python"
+    #: Evaluation wall limit per stage, for the prompt's timeout warning.
+    eval_timeout_s: float | None = None

@@ -1,24 +1,30 @@
-"""Scaffold discovery and the one function that turns a config into objects.
+"""The catalog of named blocks and scaffolds, and the one function that turns config into objects.
 
-Each folder under ``scaffolds/`` with a ``config.yaml`` is a scaffold; its package defines
-``SPEC`` (a :class:`ScaffoldSpec`): the pydantic model of each component section and a
-``build(config, env)`` that returns a :class:`~harness.core.scaffold.Scaffold`.
+- Blocks: ``harness.components.blocks.BLOCKS`` (the reusable ones) plus the ``BLOCKS`` of every
+  scaffold package that defines some (a scaffold folder holds only what it adds).
+- Scaffolds: each folder under ``scaffolds/`` with a ``config.yaml`` is a scaffold; that file is
+  its *composition*: ``blocks`` (one named block per slot), optionally ``loop`` (control flow),
+  and defaults for any config key.  A user's composition file has the same format (plus an
+  optional ``name``) and is accepted wherever a scaffold name is (``--scaffold my.yaml``).
+
+Discovery imports packages by name (``importlib``), so ``core`` depends on no block package.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, create_model
+from pydantic import create_model
 
+from harness.core.blocks import BlockSpec, BuildEnv, assemble, check, index, lookup
 from harness.core.config import (
     COMPONENT_SECTIONS,
-    EmptySection,
+    Composition,
     Layer,
     RunConfig,
     deep_merge,
@@ -29,71 +35,67 @@ from harness.core.config import (
     validate_config,
 )
 from harness.core.errors import ConfigError
-from harness.core.evaluator import BaseEvaluator
-from harness.core.rng import make_rng
 from harness.core.scaffold import Scaffold
+from harness.core.validation import format_validation_error
 
 __all__ = [
     "BuildEnv",
     "ScaffoldSpec",
+    "block_catalog",
     "build_scaffold",
+    "config_model",
     "get_spec",
+    "list_blocks",
     "list_scaffolds",
     "load_config",
     "scaffolds_root",
 ]
 
-
-@dataclass(frozen=True)
-class BuildEnv:
-    """What a scaffold's ``build`` gets besides its config."""
-
-    seed: int
-    evaluator: BaseEvaluator
-    task_description: str = ""
-    language: str = "python"
-    eval_timeout_s: float | None = None
-    #: The run's id, for labelling what the scaffold starts (containers) so it can be reaped.
-    run_id: str | None = None
-
-    def rng(self, name: str) -> random.Random:
-        """A component's own RNG, derived from the run seed and the component name."""
-        return make_rng(self.seed, name)
+#: Keys a composition file may have besides config sections.
+_COMPOSITION_KEYS = ("name", "summary")
 
 
 @dataclass(frozen=True)
 class ScaffoldSpec:
+    """A scaffold: its name, its composition and defaults, and where it came from."""
+
     name: str
-    build: Callable[[Any, BuildEnv], Scaffold]
-    sections: Mapping[str, type[BaseModel]] = field(default_factory=dict)
-    folder: Path = Path()
+    #: The composition file (``scaffolds/<name>/config.yaml`` or a user's file).
+    path: Path
+    #: The file's content without ``name``/``summary``: ``blocks``, ``loop`` and defaults.
+    defaults_data: Mapping[str, Any] = field(default_factory=dict)
+    summary_text: str = ""
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    @property
+    def composition(self) -> Composition:
+        return _composition(self.defaults_data.get("blocks"), str(self.path))
 
     @property
     def summary(self) -> str:
-        """The card's one-line summary (the first quoted line of README.md)."""
+        """The card's one-line summary (the first quoted line of README.md), else the
+        composition's ``summary``."""
         readme = self.folder / "README.md"
-        if readme.exists():
+        if self.path.name == "config.yaml" and readme.exists():
             for line in readme.read_text().splitlines():
                 if line.startswith(">"):
                     return line.lstrip("> ").strip()
-        return ""
-
-    def config_model(self) -> type[RunConfig]:
-        unknown = set(self.sections) - set(COMPONENT_SECTIONS)
-        if unknown:
-            raise ConfigError(f"scaffold {self.name}: unknown sections {sorted(unknown)}")
-        fields: dict[str, Any] = {
-            sec: (model, model()) for sec, model in self.sections.items() if model is not None
-        }
-        for sec in COMPONENT_SECTIONS:
-            fields.setdefault(sec, (EmptySection, EmptySection()))
-        model = create_model(  # type: ignore[call-overload]
-            f"{self.name.title().replace('_', '')}Config", __base__=RunConfig, **fields
-        )
-        return model  # type: ignore[no-any-return]
+        return self.summary_text
 
     def defaults(self) -> dict[str, Any]:
-        return read_yaml(self.folder / "config.yaml")
+        return dict(self.defaults_data)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "composition": self.composition.named(),
+            "loop": dict(self.defaults_data.get("loop") or {}),
+            "path": str(self.path),
+        }
 
 
 def scaffolds_root() -> Path:
@@ -105,15 +107,91 @@ def list_scaffolds() -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "config.yaml").exists())
 
 
-def get_spec(name: str) -> ScaffoldSpec:
-    valid = list_scaffolds()
-    if name not in valid:
-        raise ConfigError(f"unknown scaffold {name!r}; valid scaffolds: {', '.join(valid)}")
-    module = importlib.import_module(f"scaffolds.{name}")
-    spec = getattr(module, "SPEC", None)
-    if not isinstance(spec, ScaffoldSpec):
-        raise ConfigError(f"scaffolds/{name} does not define SPEC (a ScaffoldSpec)")
+@functools.cache
+def block_catalog() -> Mapping[str, Mapping[str, BlockSpec]]:
+    """Every named block by slot (``harness.components`` and the scaffold packages)."""
+    modules = ["harness.components.blocks"]
+    modules += [f"scaffolds.{name}" for name in list_scaffolds()]
+    specs: list[BlockSpec] = []
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        specs.extend(getattr(module, "BLOCKS", ()))
+    return index(specs)
+
+
+def list_blocks() -> list[BlockSpec]:
+    return [spec for blocks in block_catalog().values() for spec in blocks.values()]
+
+
+def _composition(blocks: Any, source: str) -> Composition:
+    if not isinstance(blocks, Mapping):
+        raise ConfigError(
+            f"{source}: a composition needs a 'blocks' mapping naming one block per slot "
+            "(population, selection_policy, prompt, proposer, evaluator, memory); "
+            "see `galapagos blocks`"
+        )
+    from pydantic import ValidationError
+
+    try:
+        return Composition.model_validate(dict(blocks))
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: blocks: {format_validation_error(exc, Composition)}") from exc
+
+
+def _spec_from_file(path: Path, name: str | None = None) -> ScaffoldSpec:
+    data = read_yaml(path)
+    file_name = data.pop("name", None)
+    summary = str(data.pop("summary", "") or "")
+    data.pop("scaffold", None)
+    spec = ScaffoldSpec(
+        name=name or str(file_name or path.stem),
+        path=path,
+        defaults_data=data,
+        summary_text=summary,
+    )
+    check(spec.composition, block_catalog())
     return spec
+
+
+def get_spec(name: str) -> ScaffoldSpec:
+    """A shipped scaffold by name, or a composition file by path."""
+    valid = list_scaffolds()
+    if name in valid:
+        return _spec_from_file(scaffolds_root() / name / "config.yaml", name)
+    path = Path(name)
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        if not path.is_file():
+            raise ConfigError(f"composition file {path} does not exist")
+        return _spec_from_file(path)
+    raise ConfigError(
+        f"unknown scaffold {name!r}; valid scaffolds: {', '.join(valid)} "
+        "(or the path of a composition file)"
+    )
+
+
+def config_model(composition: Composition) -> type[RunConfig]:
+    """The run config model whose block sections are typed by ``composition``'s blocks."""
+    specs = check(composition, block_catalog())
+    fields: dict[str, Any] = {}
+    for slot in COMPONENT_SECTIONS:
+        section = specs[slot].config
+        fields[slot] = (section, section())
+    model: type[RunConfig] = create_model(
+        "RunConfig_" + "_".join(composition.named().values()), __base__=RunConfig, **fields
+    )
+    return model
+
+
+def validate_stored(config: Mapping[str, Any], *, source: str) -> RunConfig:
+    """A stored run config, validated against the blocks it names."""
+    from pydantic import ValidationError
+
+    composition = _composition(config.get("blocks"), source)
+    model = config_model(composition)
+    try:
+        return model.model_validate(dict(config))
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: {format_validation_error(exc, model)}") from exc
 
 
 def load_config(
@@ -124,16 +202,19 @@ def load_config(
     flags: Mapping[str, Any] | None = None,
     flag_names: Mapping[str, str] | None = None,
 ) -> tuple[ScaffoldSpec, RunConfig]:
-    """Defaults ⊕ file ⊕ ``--set`` ⊕ CLI flags, validated strictly for the chosen scaffold.
+    """Composition ⊕ file ⊕ ``--set`` ⊕ CLI flags, validated strictly for the chosen blocks.
 
     ``flag_names`` maps a dotted key of ``flags`` to the flag that set it (``"seed": "--seed"``)
-    so that an invalid value is reported against the flag, file or ``--set`` it came from.
+    so that an invalid value is reported against the flag, file or ``--set`` it came from.  A
+    block swapped by the user (``--set blocks.proposer=full_rewrite``) takes its defaults from
+    its own config model, not from the composition's section for the block it replaces.
     """
     user = read_yaml(config_file) if config_file else {}
     name = scaffold or user.get("scaffold")
     if not name:
         raise ConfigError(
-            f"no scaffold given; pass --scaffold NAME (one of: {', '.join(list_scaffolds())})"
+            f"no scaffold given; pass --scaffold NAME (one of: {', '.join(list_scaffolds())}) "
+            "or the path of a composition file"
         )
     if scaffold and user.get("scaffold") not in (None, scaffold):
         raise ConfigError(
@@ -141,30 +222,51 @@ def load_config(
         )
     spec = get_spec(str(name))
     flags = dict(flags or {})
-    layers: list[Layer] = [(f"scaffolds/{spec.name}/config.yaml", spec.defaults())]
+    user = {k: v for k, v in user.items() if k != "scaffold"}
+    upper: list[Layer] = []
     if config_file:
-        layers.append((str(config_file), user))
-    layers += [(f"--set {item}", override_patch(item)) for item in overrides or []]
-    user_layers = len(layers)
-    layers.append(("command-line flags", flags))
+        upper.append((str(config_file), user))
+    upper += [(f"--set {item}", override_patch(item)) for item in overrides or []]
+    user_layers = len(upper)
+    upper.append(("command-line flags", flags))
     for key, flag in (flag_names or {}).items():
         value = dotted_get(flags, key)
         if value is not None:
-            layers.append((flag, nest(key, value)))
+            upper.append((flag, nest(key, value)))
+    defaults = spec.defaults()
+    blocks = dict(defaults.get("blocks") or {})
+    for _, layer in upper:
+        chosen = layer.get("blocks") if isinstance(layer, Mapping) else None
+        if isinstance(chosen, Mapping):
+            blocks.update(chosen)
+    swapped = {
+        slot
+        for slot, block in blocks.items()
+        if slot in COMPONENT_SECTIONS and block != (defaults.get("blocks") or {}).get(slot)
+    }
+    base = {k: v for k, v in defaults.items() if k not in swapped}
+    layers: list[Layer] = [(str(spec.path), base), *upper]
+    composition = _composition(blocks, "blocks")
+    model = config_model(composition)
     data: dict[str, Any] = {}
     for _, layer in layers:
         data = deep_merge(data, layer)
     data["scaffold"] = spec.name
-    config = validate_config(spec.config_model(), data, source=layers)
+    config = validate_config(model, data, source=layers)
     if flags:
         # A bad value in the file or a --set is an error even where a flag overrides it.
         below: dict[str, Any] = {}
-        for _, layer in layers[:user_layers]:
+        for _, layer in layers[: 1 + user_layers]:
             below = deep_merge(below, layer)
         below["scaffold"] = spec.name
-        validate_config(spec.config_model(), below, source=layers[:user_layers])
+        validate_config(model, below, source=layers[: 1 + user_layers])
     return spec, config
 
 
 def build_scaffold(spec: ScaffoldSpec, config: RunConfig, env: BuildEnv) -> Scaffold:
-    return spec.build(config, env)
+    """The scaffold of ``config.blocks`` (the spec names it)."""
+    return assemble(spec.name, config, env, block_catalog())
+
+
+def describe_block(slot: str, name: str) -> BlockSpec:
+    return lookup(block_catalog(), slot, name)

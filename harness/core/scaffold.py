@@ -1,39 +1,30 @@
-"""A scaffold: the six components plus the hooks that give a method its extra control flow.
+"""A scaffold: six built blocks, what may be shown of the task, and the loop's control flow.
 
-The controller drives one loop for every scaffold (select → prompt → propose → evaluate →
-admit → observe).  Methods that need more (AdaEvolve's UCB and paradigms, EvoX's strategy
-switch) subclass :class:`Scaffold` and override the async hooks, which run in the controller's
-task between iterations and may record events and call the LLM through ``ctx``.
+A scaffold is a composition (see :mod:`harness.core.blocks`); it holds no method logic of its
+own.  What a method adds to select → prompt → propose → evaluate → admit lives in its blocks'
+hooks (see :mod:`harness.core.block`) and in :class:`~harness.core.config.LoopConfig`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any
 
+from harness.core.block import Block
+from harness.core.config import LoopConfig
 from harness.core.evaluator import BaseEvaluator
 from harness.core.memory import BaseMemory
 from harness.core.population import BasePopulation
 from harness.core.prompt import BasePromptBuilder
-from harness.core.proposer import LLM, BaseProposer
-from harness.core.records import IterationOutcome, Program
+from harness.core.proposer import BaseProposer
+from harness.core.records import Program, TaskInfo
 from harness.core.selection import BaseSelectionPolicy
 
-__all__ = ["HookContext", "Scaffold"]
+__all__ = ["HOOK_ORDER", "Scaffold"]
 
-
-class HookContext(Protocol):
-    """What a scaffold hook may do: read the run, record events, call the LLM."""
-
-    llm: LLM
-    max_iterations: int
-
-    def event(self, kind: str, **payload: Any) -> None: ...
-
-    def programs(self) -> Mapping[str, Program]:
-        """Every program of the run (admitted or evicted), by id."""
-        ...
+#: The order block hooks run in (see :mod:`harness.core.block`).
+HOOK_ORDER = ("population", "memory", "selection_policy", "prompt", "proposer")
 
 
 @dataclass
@@ -45,43 +36,51 @@ class Scaffold:
     proposer: BaseProposer
     evaluator: BaseEvaluator
     memory: BaseMemory
-    #: Whether iterations may overlap (``general.max_parallel_iterations`` > 1).
-    parallel_ok: bool = True
-    #: Re-run ``select`` before every attempt instead of once per iteration (AdaEvolve).
-    resample_each_attempt: bool = False
+    task: TaskInfo = field(default_factory=TaskInfo)
+    loop: LoopConfig = field(default_factory=LoopConfig)
+    #: The composition's block name per slot (for events and ``show``).
+    block_names: Mapping[str, str] = field(default_factory=dict)
 
-    async def start_iteration(self, iteration: int, ctx: HookContext) -> None:
-        """Runs before ``select`` of ``iteration``."""
+    def blocks(self) -> list[tuple[str, Block]]:
+        """The blocks with hooks, in :data:`HOOK_ORDER`."""
+        by_slot: dict[str, Block] = {
+            "population": self.population,
+            "memory": self.memory,
+            "selection_policy": self.selection,
+            "prompt": self.prompt_builder,
+            "proposer": self.proposer,
+        }
+        return [(slot, by_slot[slot]) for slot in HOOK_ORDER]
 
-    async def end_iteration(
-        self, iteration: int, outcome: IterationOutcome, ctx: HookContext
-    ) -> None:
-        """Runs after the outcome was admitted and observed (also when every attempt failed)."""
+    @property
+    def parallel_ok(self) -> bool:
+        """Whether iterations may overlap: every block must allow it."""
+        return all(block.parallel_ok for _, block in self.blocks())
 
-    async def aclose(self) -> None:
-        """Release what the scaffold started (e.g. EvoX strategy containers); always called."""
-
-    def admit(self, program: Program, outcome_iteration: int) -> bool:
-        """Offer an evaluated child to the population (a scaffold may route it to an island)."""
-        return self.population.add(program)
+    @property
+    def resample_each_attempt(self) -> bool:
+        return self.loop.resample_each_attempt
 
     def state_dict(self) -> dict[str, Any]:
-        return {
+        state: dict[str, Any] = {
             "population": self.population.state_dict(),
             "selection": self.selection.state_dict(),
             "memory": self.memory.state_dict(),
-            "extra": self.extra_state(),
         }
+        for key, block in (("prompt", self.prompt_builder), ("proposer", self.proposer)):
+            block_state = block.state_dict()
+            if block_state:
+                state[key] = block_state
+        return state
 
     def load_state_dict(self, state: Mapping[str, Any], programs: Mapping[str, Program]) -> None:
         self.population.load_state_dict(state["population"], programs)
         self.selection.load_state_dict(state["selection"])
         self.memory.load_state_dict(state["memory"])
-        self.load_extra_state(state.get("extra") or {})
+        self.prompt_builder.load_state_dict(state.get("prompt") or {})
+        self.proposer.load_state_dict(state.get("proposer") or {})
 
-    def extra_state(self) -> dict[str, Any]:
-        """Scaffold-level state beyond the components (override with ``load_extra_state``)."""
-        return {}
-
-    def load_extra_state(self, state: Mapping[str, Any]) -> None:
-        """Restore what ``extra_state`` returned."""
+    async def aclose(self) -> None:
+        """Close every block (the evaluator belongs to whoever created it); always called."""
+        for _, block in self.blocks():
+            await block.aclose()

@@ -11,6 +11,9 @@ Contract:
   seed); with the same seed and the same outcomes a policy makes the same choices.
 - ``state_dict``/``load_state_dict`` must capture everything, RNG state included, so that a
   resumed run continues exactly.
+- ``Selection.tags`` (island, mode, …) travel with the child to admission, in its metadata.
+- Policies that need another block (an island population, a paradigm memory) receive it when
+  they are built and declare the need in their block spec (see :mod:`harness.core.blocks`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
+from harness.core.block import Block
 from harness.core.population import BasePopulation
 from harness.core.records import IterationOutcome, Selection
 from harness.core.rng import rng_from_state, rng_state
@@ -27,7 +31,7 @@ from harness.core.rng import rng_from_state, rng_state
 __all__ = ["BaseSelectionPolicy"]
 
 
-class BaseSelectionPolicy(ABC):
+class BaseSelectionPolicy(Block, ABC):
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.components.diff import extract_code, fenced, find_fences
 from harness.core.records import Prompt
+from harness.diffs import extract_code, fenced, find_fences
 from harness.evox.descriptor import describe_change
 from harness.evox.history import StrategyRecord
 from harness.evox.prefilter import ALLOWED_IMPORTS

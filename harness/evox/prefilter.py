@@ -342,8 +342,10 @@ class _Policy(ast.NodeVisitor):
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 if getter.endswith("methodcaller") and arg is not node.args[0]:
                     continue  # methodcaller's later arguments are the call's, not names
-                literal = isinstance(arg, ast.Constant) and isinstance(arg.value, str)
-                if not literal or any(p.startswith("_") for p in arg.value.split(".")):
+                literal = arg.value if isinstance(arg, ast.Constant) else None
+                if not isinstance(literal, str) or any(
+                    p.startswith("_") for p in literal.split(".")
+                ):
                     self.flag(node, f"{getter}() needs literal, public attribute names")
                     break
         self.generic_visit(node)

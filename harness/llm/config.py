@@ -22,11 +22,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Literal
 
 from harness.core.errors import ConfigError
+from harness.core.llm_config import FaultRates, LLMConfig, ModelConfig, OfflineConfig
 
 __all__ = [
     "FaultRates",
@@ -40,94 +39,6 @@ __all__ = [
 OFFLINE_MODEL = "galapagos-offline"
 DEFAULT_OPENAI_BASE = "https://api.openai.com/v1"
 _BASE_ENV = ("OPENAI_BASE_URL", "OPENAI_API_BASE")
-_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class ModelConfig(BaseModel):
-    """One model of the ensemble.  ``None`` sampling values are not sent (endpoint default)."""
-
-    model_config = _STRICT
-
-    name: str = Field(min_length=1)
-    weight: float = Field(default=1.0, ge=0.0)
-    temperature: float | None = Field(default=0.7, ge=0.0)
-    max_tokens: int | None = Field(default=None, gt=0)
-    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
-    input_cost_per_mtok: float = Field(default=0.0, ge=0.0)
-    output_cost_per_mtok: float = Field(default=0.0, ge=0.0)
-    #: Provider-specific request fields (``reasoning_effort``, OpenRouter ``provider``, …).
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (
-            prompt_tokens * self.input_cost_per_mtok + completion_tokens * self.output_cost_per_mtok
-        ) / 1e6
-
-
-class FaultRates(BaseModel):
-    """Probability per answer that the offline model injects each fault (sum at most 1)."""
-
-    model_config = _STRICT
-
-    malformed: float = Field(default=0.0, ge=0.0, le=1.0)
-    noop: float = Field(default=0.0, ge=0.0, le=1.0)
-    runtime_error: float = Field(default=0.0, ge=0.0, le=1.0)
-    syntax_error: float = Field(default=0.0, ge=0.0, le=1.0)
-
-    @model_validator(mode="after")
-    def _at_most_one(self) -> FaultRates:
-        if self.total() > 1.0 + 1e-9:
-            raise ValueError(f"fault rates sum to {self.total():.3f}; they must sum to at most 1")
-        return self
-
-    def total(self) -> float:
-        return self.malformed + self.noop + self.runtime_error + self.syntax_error
-
-
-class OfflineConfig(BaseModel):
-    model_config = _STRICT
-
-    seed: int = 0
-    faults: FaultRates = Field(default_factory=FaultRates)
-
-
-class LLMConfig(BaseModel):
-    """The ``llm:`` section of a run config."""
-
-    model_config = _STRICT
-
-    provider: Literal["offline", "openai"] = "offline"
-    api_base: str | None = None
-    api_key_env: str = Field(default="OPENAI_API_KEY", min_length=1)
-    models: list[ModelConfig] = Field(default_factory=list)
-    timeout_s: float = Field(default=600.0, gt=0.0)
-    retries: int = Field(default=3, ge=0)
-    retry_backoff_s: float = Field(default=2.0, ge=0.0)
-    #: Send the per-call ``seed`` (turn off for endpoints that reject the field).
-    send_seed: bool = True
-    max_total_tokens: int | None = Field(default=None, gt=0)
-    max_cost: float | None = Field(default=None, gt=0.0)
-    offline: OfflineConfig = Field(default_factory=OfflineConfig)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_secrets(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and "api_key" in data:
-            raise ValueError(
-                "llm.api_key is not allowed: secrets never go in a config file; put the key in "
-                "the environment variable named by llm.api_key_env (default OPENAI_API_KEY)"
-            )
-        return data
-
-    @model_validator(mode="after")
-    def _consistent(self) -> LLMConfig:
-        if self.models and sum(m.weight for m in self.models) <= 0:
-            raise ValueError("llm.models weights sum to 0; give at least one model a weight > 0")
-        if "provider" in self.model_fields_set and self.provider == "offline" and self.api_base:
-            raise ValueError(
-                "llm.api_base is set but llm.provider is offline; set provider: openai"
-            )
-        return self
 
 
 #: Settings that pass unchanged between the config and the resolved settings, both ways.

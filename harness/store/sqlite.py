@@ -219,8 +219,7 @@ class SQLiteStore:
         try:
             with self._tx() as conn:
                 conn.executemany(
-                    "INSERT OR REPLACE INTO programs VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO programs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
                             run_id,
@@ -316,6 +315,12 @@ class SQLiteStore:
                     conn.execute(
                         f"UPDATE runs SET {sets} WHERE id = ?", [*updates.values(), run_id]
                     )
+        except sqlite3.IntegrityError as exc:
+            ids = ", ".join(p.id for p in commit.programs)
+            raise StoreError(
+                f"run store {self.path}: iteration {commit.iteration} of run {run_id} would "
+                f"overwrite a stored program (ids {ids}): {exc}"
+            ) from exc
         except sqlite3.Error as exc:
             raise StoreError(f"run store {self.path}: cannot commit iteration: {exc}") from exc
 

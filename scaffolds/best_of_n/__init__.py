@@ -1,34 +1,28 @@
-"""``best_of_n``: N valid attempts at one parent, then the global best (SkyDiscover port)."""
+"""``best_of_n``: N valid attempts at one parent, then the global best (SkyDiscover port).
+
+The composition is ``config.yaml``; this package adds the ``best_of_n_reuse`` selection block.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from harness.components.canonical import DiffProposerConfig, canonical_scaffold
-from harness.components.population import InMemoryPopulationConfig
-from harness.components.prompt import DefaultPromptConfig
-from harness.core.config import RunConfig
-from harness.core.registry import BuildEnv, ScaffoldSpec
-from harness.core.scaffold import Scaffold
+from harness.core.blocks import BlockSpec, BuildContext
 from scaffolds.best_of_n.policy import BestOfNConfig, BestOfNPolicy
 
-__all__ = ["SPEC"]
+__all__ = ["BLOCKS"]
 
 
-def build(config: RunConfig, env: BuildEnv) -> Scaffold:
-    assert isinstance(config.selection_policy, BestOfNConfig)
-    policy = BestOfNPolicy(env.rng("selection_policy"), config.selection_policy)
-    return canonical_scaffold("best_of_n", config, env, policy)
+def _build(cfg: BestOfNConfig, ctx: BuildContext) -> BestOfNPolicy:
+    return BestOfNPolicy(ctx.rng("selection_policy"), cfg)
 
 
-SPEC = ScaffoldSpec(
-    name="best_of_n",
-    build=build,
-    sections={
-        "population": InMemoryPopulationConfig,
-        "selection_policy": BestOfNConfig,
-        "prompt": DefaultPromptConfig,
-        "proposer": DiffProposerConfig,
-    },
-    folder=Path(__file__).parent,
+BLOCKS = (
+    BlockSpec(
+        slot="selection_policy",
+        name="best_of_n_reuse",
+        summary="Reuse one parent until N admitted children, then commit to the global best; "
+        "context re-sampled from the top pool each step.",
+        build=_build,
+        config=BestOfNConfig,
+        source=__name__,
+    ),
 )

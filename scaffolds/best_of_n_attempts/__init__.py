@@ -1,18 +1,14 @@
-"""``best_of_n_attempts``: best_of_n whose budget is charged at selection, failures included."""
+"""``best_of_n_attempts``: best_of_n whose budget is charged at selection, failures included.
+
+The composition is ``config.yaml``; this package adds the ``best_of_n_attempts`` selection block.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from harness.components.canonical import DiffProposerConfig, canonical_scaffold
-from harness.components.population import InMemoryPopulationConfig
-from harness.components.prompt import DefaultPromptConfig
-from harness.core.config import RunConfig
-from harness.core.registry import BuildEnv, ScaffoldSpec
-from harness.core.scaffold import Scaffold
+from harness.core.blocks import BlockSpec, BuildContext
 from scaffolds.best_of_n.policy import BestOfNConfig, BestOfNPolicy
 
-__all__ = ["SPEC", "BestOfNAttemptsPolicy"]
+__all__ = ["BLOCKS", "BestOfNAttemptsPolicy"]
 
 
 class BestOfNAttemptsPolicy(BestOfNPolicy):
@@ -21,20 +17,18 @@ class BestOfNAttemptsPolicy(BestOfNPolicy):
     charge_at_selection = True
 
 
-def build(config: RunConfig, env: BuildEnv) -> Scaffold:
-    assert isinstance(config.selection_policy, BestOfNConfig)
-    policy = BestOfNAttemptsPolicy(env.rng("selection_policy"), config.selection_policy)
-    return canonical_scaffold("best_of_n_attempts", config, env, policy)
+def _build(cfg: BestOfNConfig, ctx: BuildContext) -> BestOfNAttemptsPolicy:
+    return BestOfNAttemptsPolicy(ctx.rng("selection_policy"), cfg)
 
 
-SPEC = ScaffoldSpec(
-    name="best_of_n_attempts",
-    build=build,
-    sections={
-        "population": InMemoryPopulationConfig,
-        "selection_policy": BestOfNConfig,
-        "prompt": DefaultPromptConfig,
-        "proposer": DiffProposerConfig,
-    },
-    folder=Path(__file__).parent,
+BLOCKS = (
+    BlockSpec(
+        slot="selection_policy",
+        name="best_of_n_attempts",
+        summary="Best-of-N whose per-parent budget is spent at every selection, failed "
+        "attempts included (fixed parent turnover).",
+        build=_build,
+        config=BestOfNConfig,
+        source=__name__,
+    ),
 )

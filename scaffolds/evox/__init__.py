@@ -1,21 +1,22 @@
 """``evox``: co-evolve the search strategy with the solutions (SkyDiscover EvoX port).
 
-Components: keep-all population (the host's canonical copy), the evolved strategy as the
-selection policy (run in its own sandbox), the default prompt with the DIVERGE/REFINE label as
-the parent label, the diff proposer, the task evaluator, and the strategy history as memory.
-Sequential, as the reference.
+The composition is ``config.yaml``; this package adds EvoX's blocks: the keep-all
+``evolved_strategy_store`` population (the host's canonical copy), the
+``evolved_strategy_sampler`` selection (the deployed strategy's answer), the
+``operator_labeled_default`` prompt (the default prompt with the DIVERGE/REFINE label as the
+parent label) and the ``strategy_history`` memory (history, fallback chain, stagnation trigger
+and meta-LLM rewrites).  Sequential, as the reference.
+
+A strategy sandbox factory can be injected through ``BuildEnv.extras["strategy_factory"]``
+(tests run strategies in local subprocesses that way).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from harness.components.canonical import DiffProposerConfig, build_proposer
+from harness.components.blocks import build_default_prompt
 from harness.components.population import InMemoryPopulation
-from harness.components.prompt import DefaultPromptBuilder, DefaultPromptConfig
-from harness.core.config import RunConfig
-from harness.core.registry import BuildEnv, ScaffoldSpec
-from harness.core.scaffold import Scaffold
+from harness.components.prompt import DefaultPromptConfig
+from harness.core.blocks import BlockSpec, BuildContext
 from harness.evox.chain import StrategyChain
 from harness.evox.evolver import StrategyEvolver
 from harness.evox.history import StrategyHistory
@@ -26,10 +27,10 @@ from harness.evox.scoring import switch_interval
 from harness.evox.strategies import SeedStrategy
 from harness.llm.offline.strategy_faults import directive
 from scaffolds.evox.config import EvolvedSamplerConfig, EvoxPopulationConfig, StrategyHistoryConfig
+from scaffolds.evox.memory import EvoxMemory, EvoxState
 from scaffolds.evox.policy import EvolvedStrategySampler
-from scaffolds.evox.scaffold import EvoxScaffold, EvoxState
 
-__all__ = ["SPEC", "build", "build_evox"]
+__all__ = ["BLOCKS"]
 
 
 def _labels(cfg: StrategyHistoryConfig) -> Labels:
@@ -38,68 +39,100 @@ def _labels(cfg: StrategyHistoryConfig) -> Labels:
     return Labels(cfg.diverge_label or DEFAULT_DIVERGE, cfg.refine_label or DEFAULT_REFINE)
 
 
-def build_evox(config: RunConfig, env: BuildEnv, factory: StrategyFactory) -> EvoxScaffold:
-    """The scaffold with an explicit strategy sandbox factory (tests pass their own)."""
-    sampler = config.selection_policy
-    history_cfg = config.memory
-    pop_cfg, prompt_cfg, proposer_cfg = config.population, config.prompt, config.proposer
-    assert isinstance(sampler, EvolvedSamplerConfig)
-    assert isinstance(history_cfg, StrategyHistoryConfig)
-    assert isinstance(pop_cfg, EvoxPopulationConfig)
-    assert isinstance(prompt_cfg, DefaultPromptConfig)
-    assert isinstance(proposer_cfg, DiffProposerConfig)
-    if not proposer_cfg.diff_based and prompt_cfg.diff_mode:
-        prompt_cfg = prompt_cfg.model_copy(update={"diff_mode": False})
-    labels = _labels(history_cfg)
-    history = StrategyHistory(env.rng("memory"), context_size=history_cfg.meta_context)
-    offline = config.llm.provider == "offline"
+def _factory(ctx: BuildContext) -> StrategyFactory:
+    injected = ctx.env.extras.get("strategy_factory")
+    if injected is not None:
+        return injected
+    sampler = ctx.config.selection_policy
+    assert isinstance(sampler, EvolvedSamplerConfig)  # guaranteed by the block requirements
+    sandbox = ctx.config.evaluator.sandbox if sampler.sandbox == "auto" else sampler.sandbox
+    return make_factory(sandbox, image=sampler.image, run_id=ctx.env.run_id)
+
+
+def _population(cfg: EvoxPopulationConfig, ctx: BuildContext) -> InMemoryPopulation:
+    return InMemoryPopulation()
+
+
+def _memory(cfg: StrategyHistoryConfig, ctx: BuildContext) -> EvoxMemory:
+    sampler = ctx.config.selection_policy
+    assert isinstance(sampler, EvolvedSamplerConfig)  # guaranteed by the block requirements
+    env = ctx.env
+    labels = _labels(cfg)
+    history = StrategyHistory(env.rng("memory"), context_size=cfg.meta_context)
+    offline = ctx.config.llm.provider == "offline"
     evolver = StrategyEvolver(
-        factory=factory,
+        factory=_factory(ctx),
         history=history,
         labels=labels,
         run_seed=env.seed,
         limits=sampler.container.limits(),
-        valid=history_cfg.validation.config(seed=env.seed),
-        retries=history_cfg.generation_retries,
-        use_prefilter=history_cfg.prefilter,
-        fault_directive=directive(history_cfg.offline_faults) if offline else "",
+        valid=cfg.validation.config(seed=env.seed),
+        retries=cfg.generation_retries,
+        use_prefilter=cfg.prefilter,
+        fault_directive=directive(cfg.offline_faults) if offline else "",
     )
     state = EvoxState(
         chain=StrategyChain(SeedStrategy(env.rng("strategy:seed")), labels),
         evolver=evolver,
-        interval=switch_interval(config.general.max_iterations, history_cfg.switch_interval),
-        threshold=history_cfg.improvement_threshold,
-        k=sampler.num_context_programs,
-        task=env.task_description,
+        interval=switch_interval(ctx.config.general.max_iterations, cfg.switch_interval),
+        threshold=cfg.improvement_threshold,
+        task=env.task.description,
     )
-    return EvoxScaffold(
-        name="evox",
-        population=InMemoryPopulation(),
-        selection=EvolvedStrategySampler(env.rng("selection_policy")),
-        prompt_builder=DefaultPromptBuilder(prompt_cfg),
-        proposer=build_proposer(proposer_cfg, env.language),
-        evaluator=env.evaluator,
-        memory=history,
-        evox=state,
+    return EvoxMemory(history, state, ctx.built["population"])
+
+
+def _sampler(cfg: EvolvedSamplerConfig, ctx: BuildContext) -> EvolvedStrategySampler:
+    return EvolvedStrategySampler(
+        ctx.rng("selection_policy"),
+        memory=ctx.built["memory"],
+        population=ctx.built["population"],
+        k=cfg.num_context_programs,
     )
 
 
-def build(config: RunConfig, env: BuildEnv) -> Scaffold:
-    sampler = config.selection_policy
-    assert isinstance(sampler, EvolvedSamplerConfig)
-    sandbox = config.evaluator.sandbox if sampler.sandbox == "auto" else sampler.sandbox
-    return build_evox(config, env, make_factory(sandbox, image=sampler.image, run_id=env.run_id))
-
-
-SPEC = ScaffoldSpec(
-    name="evox",
-    build=build,
-    sections={
-        "population": EvoxPopulationConfig,
-        "selection_policy": EvolvedSamplerConfig,
-        "prompt": DefaultPromptConfig,
-        "proposer": DiffProposerConfig,
-        "memory": StrategyHistoryConfig,
-    },
-    folder=Path(__file__).parent,
+BLOCKS = (
+    BlockSpec(
+        slot="population",
+        name="evolved_strategy_store",
+        summary="Keep-all canonical copy of every program (never capped: the deployed strategy "
+        "holds its own view, fed by add).",
+        build=_population,
+        config=EvoxPopulationConfig,
+        provides=frozenset({"keep_all", "evolved_strategy_store"}),
+        source=__name__,
+    ),
+    BlockSpec(
+        slot="selection_policy",
+        name="evolved_strategy_sampler",
+        summary="The deployed LLM-written strategy's sample(): parent, context and "
+        "DIVERGE/REFINE label, host-checked, with the fallback chain.",
+        build=_sampler,
+        config=EvolvedSamplerConfig,
+        provides=frozenset({"evolved_strategy"}),
+        requires={"memory": frozenset({"strategy_history"})},
+        source=__name__,
+    ),
+    BlockSpec(
+        slot="prompt",
+        name="operator_labeled_default",
+        summary="The default prompt with the strategy's variation-operator label (DIVERGE/"
+        "REFINE text) under the current program.",
+        build=build_default_prompt,
+        config=DefaultPromptConfig,
+        source=__name__,
+    ),
+    BlockSpec(
+        slot="memory",
+        name="strategy_history",
+        summary="EvoX's strategy history: J-scored strategies, the fallback chain, the "
+        "stagnation trigger and meta-LLM rewrites gated by the pre-filter and Valid(.).",
+        build=_memory,
+        config=StrategyHistoryConfig,
+        provides=frozenset({"strategy_history"}),
+        requires={
+            "population": frozenset({"evolved_strategy_store"}),
+            "selection_policy": frozenset({"evolved_strategy"}),
+        },
+        source=__name__,
+    ),
 )

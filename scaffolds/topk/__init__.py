@@ -1,34 +1,27 @@
-"""``topk``: greedy top-1 parent with the next k programs as context (SkyDiscover port)."""
+"""``topk``: greedy top-1 parent with the next k programs as context (SkyDiscover port).
+
+The composition is ``config.yaml``; this package adds the ``top_k`` selection block.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from harness.components.canonical import DiffProposerConfig, canonical_scaffold
-from harness.components.population import InMemoryPopulationConfig
-from harness.components.prompt import DefaultPromptConfig
-from harness.core.config import RunConfig
-from harness.core.registry import BuildEnv, ScaffoldSpec
-from harness.core.scaffold import Scaffold
+from harness.core.blocks import BlockSpec, BuildContext
 from scaffolds.topk.policy import TopKConfig, TopKPolicy
 
-__all__ = ["SPEC"]
+__all__ = ["BLOCKS"]
 
 
-def build(config: RunConfig, env: BuildEnv) -> Scaffold:
-    assert isinstance(config.selection_policy, TopKConfig)
-    policy = TopKPolicy(env.rng("selection_policy"), config.selection_policy)
-    return canonical_scaffold("topk", config, env, policy)
+def _build(cfg: TopKConfig, ctx: BuildContext) -> TopKPolicy:
+    return TopKPolicy(ctx.rng("selection_policy"), cfg)
 
 
-SPEC = ScaffoldSpec(
-    name="topk",
-    build=build,
-    sections={
-        "population": InMemoryPopulationConfig,
-        "selection_policy": TopKConfig,
-        "prompt": DefaultPromptConfig,
-        "proposer": DiffProposerConfig,
-    },
-    folder=Path(__file__).parent,
+BLOCKS = (
+    BlockSpec(
+        slot="selection_policy",
+        name="top_k",
+        summary="The best program is the parent; the next k by score are its context.",
+        build=_build,
+        config=TopKConfig,
+        source=__name__,
+    ),
 )

@@ -7,6 +7,8 @@ parent and the sole context program.  Fully deterministic.
 
 from __future__ import annotations
 
+import random
+
 from pydantic import Field
 
 from harness.core.population import BasePopulation
@@ -23,7 +25,7 @@ class TopKConfig(StrictModel):
 
 
 class TopKPolicy(BaseSelectionPolicy):
-    def __init__(self, rng, config: TopKConfig) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, rng: random.Random, config: TopKConfig) -> None:
         super().__init__(rng)
         self.k = config.num_inspirations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.components.diff import (
+from harness.diffs import (
     DiffBlock,
     apply_blocks,
     apply_diff,

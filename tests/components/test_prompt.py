@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from harness.components.diff import apply_diff, find_fences
 from harness.components.prompt import DefaultPromptBuilder
 from harness.core.prompt import PromptContext
-from harness.core.records import Attempt, Program, Selection
+from harness.core.records import Attempt, Program, Selection, TaskInfo
+from harness.diffs import apply_diff, find_fences
 from harness.llm.config import FaultRates
 from harness.llm.offline import OfflineRequest, answer, current_program, default_responders
 
@@ -33,8 +33,7 @@ def build_prompt() -> str:
     )
     context = PromptContext(
         iteration=1,
-        task_description="Make the radius large.",
-        language="python",
+        task=TaskInfo(description="Make the radius large.", language="python"),
         attempts=(Attempt(0, "evaluate", "ValueError: 1.5", code=FAILED),),
     )
     return DefaultPromptBuilder().build(selection, context).user

@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.core.config import GeneralConfig
 from harness.core.controller import Controller, RunSummary
+from harness.core.records import TaskInfo
 from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.rng import make_rng
 from harness.evaluation.driver import TaskEvaluator
@@ -72,8 +73,11 @@ async def run_evox(
     env = BuildEnv(
         seed=seed,
         evaluator=evaluator,
-        task_description=loaded.prompt_description(),
-        language=loaded.card.language,
+        task=TaskInfo(
+            name=loaded.name,
+            description=loaded.prompt_description(),
+            language=loaded.card.language,
+        ),
     )
     scaffold = build_scaffold(spec, config, env)
     store = SQLiteStore(store_path)
@@ -95,8 +99,6 @@ async def run_evox(
         meter=meter,
         general=GeneralConfig(**config.general.model_dump()),
         seed_code=loaded.initial_program,
-        task_description=env.task_description,
-        language=env.language,
     )
     try:
         summary = await controller.run_to_end()

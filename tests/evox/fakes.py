@@ -17,8 +17,9 @@ from harness.core.config import GeneralConfig
 from harness.core.controller import Controller
 from harness.core.errors import LLMError
 from harness.core.evaluator import BaseEvaluator
-from harness.core.records import EvalResult, LLMCall, Prompt
-from harness.core.registry import BuildEnv, load_config
+from harness.core.records import EvalResult, LLMCall, Prompt, TaskInfo
+from harness.core.registry import BuildEnv, build_scaffold, load_config
+from harness.core.scaffold import Scaffold
 from harness.evox.sandbox import StrategyFactory
 from harness.llm.config import FaultRates
 from harness.llm.offline.responders import OfflineRequest, diff_responder, rewrite_responder
@@ -26,8 +27,6 @@ from harness.llm.offline.server import answer
 from harness.llm.offline.strategy_responder import strategy_responder
 from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
-from scaffolds.evox import build_evox
-from scaffolds.evox.scaffold import EvoxScaffold
 from tests.fakes import SimpleMeter
 
 #: A toy task: the score is the number below.  Ten lines long, like a real program (strategies
@@ -100,9 +99,9 @@ def evox_run(
     run_id: str = "evox-test",
     store: SQLiteStore | None = None,
     create: bool = True,
-) -> tuple[Controller, EvoxScaffold, SQLiteStore, OfflineChat]:
+) -> tuple[Controller, Scaffold, SQLiteStore, OfflineChat]:
     """A controller driving a real EvoX scaffold (strategies in ``factory``'s sandboxes)."""
-    _, config = load_config(
+    spec, config = load_config(
         "evox",
         overrides=[
             f"general.max_iterations={iterations}",
@@ -110,8 +109,13 @@ def evox_run(
             *(overrides or []),
         ],
     )
-    env = BuildEnv(seed=config.seed, evaluator=RegexEvaluator(), task_description="toy task")
-    scaffold = build_evox(config, env, factory)
+    env = BuildEnv(
+        seed=config.seed,
+        evaluator=RegexEvaluator(),
+        task=TaskInfo(name="toy", description="toy task"),
+        extras={"strategy_factory": factory},
+    )
+    scaffold = build_scaffold(spec, config, env)
     store = store or SQLiteStore(tmp_path / "store.sqlite")
     run = RunRecord(
         id=run_id,

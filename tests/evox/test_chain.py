@@ -12,8 +12,8 @@ from harness.core.records import Program
 from harness.evox.chain import StrategyChain
 from harness.evox.labels import default_labels
 from harness.evox.sandbox import ContainerLimits, LocalStrategyFactory
+from harness.evox.seed import seed_source
 from harness.evox.strategies import RemoteStrategy, SeedStrategy
-from scaffolds.evox.scaffold import seed_source
 from tests.evox.strategies import GOOD, module
 
 LONG = "".join(f"# line {i}\n" for i in range(10))

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
-from scaffolds.evox.scaffold import seed_source
+from harness.evox.seed import seed_source
 from tests.evox.strategies import FAILS_EXACTLY
 
 runner = CliRunner()

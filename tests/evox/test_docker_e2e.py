@@ -37,6 +37,6 @@ async def test_an_evox_run_switches_falls_back_and_completes(tmp_path: Path) -> 
     assert {e.iteration for e in failures if e.payload["op"] == "sample"} <= retried
     stored = {p.id for p in store.programs("e2e")}
     assert stored == {p.id for p in scaffold.population.programs()}
-    assert stored <= scaffold.state.chain.active.known
+    assert stored <= scaffold.memory.state.chain.active.known
     assert summary.best_score is not None and summary.best_score >= summary.seed_score
     assert my_strategy_containers() == []

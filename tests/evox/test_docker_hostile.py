@@ -93,5 +93,5 @@ async def test_latent_faults_fall_back_at_run_time_and_lose_nothing(
     }
     stored = {p.id for p in store.programs(RUN)}
     assert stored == {p.id for p in scaffold.population.programs()}
-    assert stored <= scaffold.state.chain.active.known
+    assert stored <= scaffold.memory.state.chain.active.known
     assert my_strategy_containers() == []  # the broken and the rest are all removed

@@ -20,8 +20,8 @@ from harness.core.errors import StrategyError
 from harness.core.records import Program
 from harness.evox.labels import default_labels
 from harness.evox.sandbox import ContainerLimits, DockerStrategyFactory
+from harness.evox.seed import seed_source
 from harness.evox.strategies import RemoteStrategy
-from scaffolds.evox.scaffold import seed_source
 from strategy_tests import validate_source
 from tests.evox.conftest import TEST_VALID
 from tests.evox.strategies import module

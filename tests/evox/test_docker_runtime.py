@@ -40,7 +40,7 @@ async def test_a_valid_strategy_that_raises_in_sample_at_iteration_k_falls_back(
     assert (restore["broken"], restore["restored"]) == ("s2", "s1")  # the previous strategy
     select = [e for e in store.events(RUN, ["select"]) if e.iteration == k]
     assert select[0].payload["info"]["strategy"] == "s1"
-    assert {p.id for p in store.programs(RUN)} <= scaffold.state.chain.active.known
+    assert {p.id for p in store.programs(RUN)} <= scaffold.memory.state.chain.active.known
     assert my_strategy_containers() == []
 
 

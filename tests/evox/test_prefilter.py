@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.evox.prefilter import ALLOWED_IMPORTS, prefilter
-from scaffolds.evox.scaffold import seed_source
+from harness.evox.seed import seed_source
 
 ORDINARY = """
 import math

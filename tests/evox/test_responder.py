@@ -11,6 +11,7 @@ from harness.evox.labels import default_labels
 from harness.evox.meta import MARKER, build_prompt, read_strategy
 from harness.evox.prefilter import prefilter
 from harness.evox.sandbox import LocalStrategyFactory
+from harness.evox.seed import seed_source
 from harness.llm.offline.responders import OfflineRequest, ResponseContext
 from harness.llm.offline.strategy_faults import (
     FAULT_KINDS,
@@ -21,7 +22,6 @@ from harness.llm.offline.strategy_faults import (
 )
 from harness.llm.offline.strategy_responder import STRATEGY_MARKER, answer_strategy
 from harness.llm.offline.strategy_templates import parse_variant, random_variant, render
-from scaffolds.evox.scaffold import seed_source
 from strategy_tests import validate_source
 from tests.evox.conftest import TEST_VALID
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.records import Event
+from harness.core.scaffold import Scaffold
 from harness.evox.sandbox import LocalStrategyFactory
 from harness.store.sqlite import SQLiteStore
-from scaffolds.evox.scaffold import EvoxScaffold
 from tests.evox.fakes import OfflineChat, evox_run
 from tests.evox.strategies import GOOD, RAISES_IN_SAMPLE_LATER
 
@@ -23,19 +23,19 @@ def strategy_events(store: SQLiteStore) -> list[Event]:
     return [e for e in store.events(RUN) if e.kind.startswith("strategy")]
 
 
-async def run(ctl: Any, scaffold: EvoxScaffold) -> Any:
+async def run(ctl: Any, scaffold: Scaffold) -> Any:
     try:
         return await ctl.run_to_end()
     finally:
         await scaffold.aclose()
 
 
-def assert_nothing_lost(scaffold: EvoxScaffold, store: SQLiteStore) -> None:
+def assert_nothing_lost(scaffold: Scaffold, store: SQLiteStore) -> None:
     """Every program of the run is in the population and known to the active strategy."""
     stored = {p.id for p in store.programs(RUN)}
     members = {p.id for p in scaffold.population.programs()}
     assert stored == members
-    assert members <= scaffold.state.chain.active.known
+    assert members <= scaffold.memory.state.chain.active.known
 
 
 async def test_stagnation_triggers_switches_and_the_seed_is_scored_first(
@@ -53,12 +53,12 @@ async def test_stagnation_triggers_switches_and_the_seed_is_scored_first(
     assert scored[0] == "seed"
     switches = store.events(RUN, ["strategy_switch"])
     assert switches and switches[0].payload["fallback"] == "seed"
-    history = scaffold.history
+    history = scaffold.memory.history
     assert [r.id for r in history.records] == scored
     assert all(r.metrics["search_horizon"] == 3 for r in history.records)
     # The strategy deployed last is scored when the run ends.
     last = store.events(RUN, ["strategy_scored"])[-1]
-    assert scaffold.state.pending is None
+    assert scaffold.memory.state.pending is None
     assert (last.iteration, last.payload["strategy"]) == (24, switches[-1].payload["active"])
     assert_nothing_lost(scaffold, store)
 
@@ -85,7 +85,7 @@ async def test_a_strategy_raising_in_sample_later_falls_back_and_the_run_goes_on
     assert select and select[0].payload["info"]["strategy"] == "seed"
     scored = {e.payload["strategy"] for e in store.events(RUN, ["strategy_scored"])}
     assert "s1" not in scored  # the broken strategy is never scored
-    assert all(r.id != "s1" for r in scaffold.history.records)
+    assert all(r.id != "s1" for r in scaffold.memory.history.records)
     assert_nothing_lost(scaffold, store)
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from harness.evox.labels import default_labels
 from harness.evox.sandbox import LocalStrategyFactory
-from scaffolds.evox.scaffold import seed_source
+from harness.evox.seed import seed_source
 from strategy_tests import CHECK_NAMES, validate, validate_source
 from tests.evox.conftest import TEST_VALID
 from tests.evox.strategies import FAILS_EXACTLY, GOOD

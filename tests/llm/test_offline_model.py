@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from harness.components.diff import apply_diff, check_syntax, extract_code
 from harness.components.proposer import DiffProposer, FullRewriteProposer
 from harness.core.records import Program, Prompt
+from harness.diffs import apply_diff, check_syntax, extract_code
 from harness.llm import LLMConfig, open_llm, resolve_llm_config, start_offline_server
 from harness.llm.config import FaultRates
 from harness.llm.offline import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-from harness.components.diff import apply_diff, fenced, find_lines
+from harness.diffs import apply_diff, fenced, find_lines
 
 __all__ = ["apply_edits", "diff_text", "fenced", "insertion_anchor"]
 

@@ -21,7 +21,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.components.diff import find_fences, has_diff_markers
+from harness.diffs import find_fences, has_diff_markers
 from harness.llm.offline.edits import Edit, apply_edits, diff_text, fenced
 from harness.llm.offline.faults import malform, runtime_edit, syntax_edit
 from harness.llm.offline.mutation import Mutation, mutate

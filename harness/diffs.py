@@ -1,5 +1,7 @@
 """SEARCH/REPLACE diffs and full rewrites: parse, apply and check a child program (pure, no I/O).
 
+A neutral module: the proposers (components) and the offline model (llm) both use it.
+
 The rules, with the deliberate departures from the reference ``apply_diff`` marked (*):
 
 - A block is ``<<<<<<< SEARCH`` / old lines / ``=======`` / new lines / ``>>>>>>> REPLACE``,

@@ -1,0 +1,12 @@
+"""The built-in seed strategy's source (shipped with the in-container runtime)."""
+
+from __future__ import annotations
+
+from harness.sandbox import _runtime
+
+__all__ = ["seed_source"]
+
+
+def seed_source() -> str:
+    """The source of the trusted seed strategy, as the meta-LLM is shown it."""
+    return (_runtime.RUNTIME_DIR / "galapagos_strategy" / "seed_strategy.py").read_text()

@@ -1,0 +1,139 @@
+"""The import graph between packages has no cycles, and layers point the right way.
+
+Nodes are packages: ``harness.<sub>`` for each subpackage (a top-level module of ``harness`` is
+its own node), ``scaffolds`` and ``strategy_tests``.  Edges are imports anywhere in a module
+(function-level ones too: a lazy import is still a dependency), except under
+``if TYPE_CHECKING:``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TOP = ("harness", "scaffolds", "strategy_tests")
+
+
+def _node(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] not in TOP:
+        return None
+    if parts[0] != "harness":
+        return parts[0]
+    return ".".join(parts[:2]) if len(parts) > 1 else "harness"
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base if is_package else base[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                name = ".".join([*base, node.module] if node.module else base)
+            else:
+                name = node.module or ""
+            found.add(name)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for top in TOP:
+        for path in (ROOT / top).rglob("*.py"):
+            module = _module_name(path)
+            src = _node(module)
+            if src is None:
+                continue
+            tree = ast.parse(path.read_text(), str(path))
+            for name in _imports(tree, module, path.name == "__init__.py"):
+                dst = _node(name)
+                if dst is not None and dst != src:
+                    graph[src].add(dst)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(set(graph) | {w for ws in graph.values() for w in ws}):
+        if v not in index:
+            strong(v)
+    return out
+
+
+def test_core_depends_on_no_other_package() -> None:
+    assert package_graph().get("harness.core", set()) == set()
+
+
+def test_scaffolds_do_not_reach_into_private_modules() -> None:
+    offenders = []
+    for path in (ROOT / "scaffolds").rglob("*.py"):
+        module = _module_name(path)
+        tree = ast.parse(path.read_text(), str(path))
+        for name in _imports(tree, module, path.name == "__init__.py"):
+            if name.startswith("harness") and any(p.startswith("_") for p in name.split(".")):
+                offenders.append(f"{module} imports {name}")
+    assert offenders == []
+
+
+def test_the_detector_finds_a_cycle() -> None:
+    """The cycle check itself can fail (a test that cannot fail proves nothing)."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
