@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.syntax import Syntax
 from rich.table import Table
@@ -166,9 +167,17 @@ def _drive(plan: RunPlan, store: SQLiteStore, as_json: bool) -> None:
     summary = asyncio.run(_execute_with_signals(plan, store, on_start, on_progress))
     bar.stop()
     run = store.get_run(summary.run_id)
-    _report(store, run, summary, as_json)
+    data = _report(store, run, summary, as_json)
     if summary.status == "interrupted":
         raise typer.Exit(code=130)
+    if summary.status == "failed" or _all_failed(data):
+        raise typer.Exit(code=1)
+
+
+def _all_failed(data: dict[str, Any]) -> bool:
+    """Every LLM iteration of a run that did some failed: nothing was searched."""
+    done = int(data.get("iterations_done") or 0)
+    return done > 0 and int(data.get("iterations_failed") or 0) >= done
 
 
 async def _execute_with_signals(
@@ -200,23 +209,28 @@ def _abort() -> None:
     raise KeyboardInterrupt
 
 
-def _report(store: SQLiteStore, run: RunRecord, summary: RunSummary, as_json: bool) -> None:
+def _report(
+    store: SQLiteStore, run: RunRecord, summary: RunSummary, as_json: bool
+) -> dict[str, Any]:
     data = describe_run(store, run)
+    if summary.status == "failed":
+        err.print(f"[bold red]error:[/] {escape(run.error)}", soft_wrap=True)
     for line in failure_lines(data):
         err.print(f"[yellow]warning:[/] {line}", soft_wrap=True)
     if as_json:
         print_json(data)
-        return
+        return data
     out.print(
         f"run {run.id}: {data['status']}, {run.iterations_done}/{run.max_iterations} iterations, "
         f"seed score {fmt_score(run.seed_score)} -> best {fmt_score(run.best_score)} "
         f"({run.best_program_id}), {run.tokens} tokens, cost {run.cost:.4f}"
     )
-    if run.error:
-        err.print(f"[yellow]{run.error}[/]")
+    if run.error and summary.status != "failed":
+        err.print(f"[yellow]{escape(run.error)}[/]")
     if summary.status == "interrupted":
         err.print(f"continue with: galapagos resume {run.id}")
     err.print(f"inspect with: galapagos show {run.id}")
+    return data
 
 
 def failure_lines(data: dict[str, Any]) -> list[str]:

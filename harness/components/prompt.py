@@ -33,6 +33,9 @@ TEMPLATES = Path(__file__).with_name("templates")
 #: iterations (reference values).
 HISTORY_WINDOW = 100
 HISTORY_SIZE = 3
+#: How far admission order may lag iteration order (iterations in flight complete out of order;
+#: ``general.max_parallel_iterations`` is at most 64).
+_OUT_OF_ORDER = 64
 
 
 def _combined_score(program: Program) -> float | None:
@@ -43,16 +46,24 @@ def _combined_score(program: Program) -> float | None:
 
 
 def previous_attempts(population: PopulationView) -> list[Program]:
-    """The reference's "Previous Attempts" (see the module docstring)."""
+    """The reference's "Previous Attempts" (see the module docstring).
+
+    Members are listed in admission order, so their iterations only grow (up to the few
+    iterations in flight at once that may complete out of order): the window is found by
+    walking back from the newest member, not by scanning the whole population.
+    """
     members = population.programs()
     if not members:
         return []
-    last = max(p.iteration for p in members)
-    scored = [
-        (score, n, p)
-        for n, p in enumerate(members)
-        if p.iteration > last - HISTORY_WINDOW and (score := _combined_score(p)) is not None
-    ]
+    last = max(p.iteration for p in members[-_OUT_OF_ORDER:])
+    floor = last - HISTORY_WINDOW
+    scored: list[tuple[float, int, Program]] = []
+    for n in range(len(members) - 1, -1, -1):
+        p = members[n]
+        if p.iteration <= floor - _OUT_OF_ORDER:
+            break
+        if p.iteration > floor and (score := _combined_score(p)) is not None:
+            scored.append((score, n, p))
     scored.sort(key=lambda item: (-item[0], item[1]))
     return [p for _, _, p in scored[:HISTORY_SIZE]]
 

@@ -88,6 +88,13 @@ class GeneralConfig(StrictModel):
     max_parallel_iterations: int = Field(1, ge=1, le=64)
     #: Store prompts and responses with each LLM call.
     log_prompts: bool = True
+    #: Stop before any LLM call when the seed program cannot be evaluated (its evaluation
+    #: crashed, timed out, or failed the failure predicate): a broken evaluator or seed would
+    #: otherwise spend every iteration's LLM calls.  ``false`` searches anyway.
+    stop_on_failed_seed: bool = True
+    #: Stop the run as failed (resumable) after this many consecutive iterations that failed
+    #: for the same infrastructure cause (the LLM endpoint, the sandbox); 0 never stops.
+    max_consecutive_infra_failures: int = Field(5, ge=0, le=1_000_000)
 
 
 class EvaluatorConfig(StrictModel):

@@ -20,6 +20,10 @@ Iteration contract (the reference's, SkyDiscover §2.0.3 / §7.1):
   ids ``p<iteration>.<n>``; an id that already exists is an error, never an overwrite.
 - The run's best: a program with metrics beats one without, else the higher score (strict
   ``>``), as the reference's ``_is_better``.
+- Fail fast: a seed program that cannot be evaluated stops the run before any LLM call
+  (``general.stop_on_failed_seed``); ``general.max_consecutive_infra_failures`` consecutive
+  iterations failing for the same infrastructure cause (LLM endpoint errors, sandbox errors)
+  stop it too.  Both store the run as ``failed`` with the reason and the remedy.
 - Budget: no iteration starts once the token/cost budget is spent.  When it runs out inside an
   iteration (a call refused by the meter), that attempt ends the iteration like an LLM error;
   the iteration is committed as failed with the calls it made, iterations already in flight
@@ -48,7 +52,7 @@ from harness.core._iteration import (
     program_id,
 )
 from harness.core.config import GeneralConfig
-from harness.core.errors import BudgetExhausted, HarnessError, LLMError
+from harness.core.errors import BudgetExhausted, HarnessError, LLMError, RunFailed
 from harness.core.llm import LLM, ChatModel
 from harness.core.population import ReadOnlyPopulation
 from harness.core.prompt import PromptContext
@@ -118,6 +122,10 @@ class Controller:
         self.llm_rng = make_rng(run.seed, "llm")
         self.best: Program | None = None
         self.seed_score: float | None = None
+        #: Why the seed program could not be evaluated (``None``: it could).
+        self.seed_error: str | None = None
+        #: The current run of consecutive infrastructure failures: (cause, count).
+        self._infra_streak: tuple[str, int] = ("", 0)
         self.evaluations = 0
         self._done: set[int] = set()
         self._stop = False
@@ -135,12 +143,20 @@ class Controller:
         try:
             if 0 not in self._done:
                 await self._seed()
+            if self.seed_error is not None and self.general.stop_on_failed_seed:
+                raise RunFailed(
+                    f"the seed program could not be evaluated ({self.seed_error}); no LLM call "
+                    "was made. Fix the task's evaluator or initial program (galapagos task check "
+                    "shows why), or set general.stop_on_failed_seed: false to search anyway"
+                )
             pending = [i for i in range(1, self.max_iterations + 1) if i not in self._done]
             await self._iterate(pending)
             if self._stop and len(self._done) < self.max_iterations + 1:
                 status = "interrupted"
         except BudgetExhausted as exc:
             status, error = "budget_exhausted", str(exc).replace("RUN_ID", self.run.id)
+        except RunFailed as exc:
+            status, error = "failed", str(exc)
         except asyncio.CancelledError:
             self.store.update_run(self.run.id, status="interrupted")
             raise
@@ -175,6 +191,7 @@ class Controller:
         self.model.load_state_dict(ctl["model"])
         self.best = programs.get(ctl["best"]) if ctl.get("best") else None
         self.seed_score = ctl.get("seed_score")
+        self.seed_error = ctl.get("seed_error")
         self.evaluations = int(ctl.get("evaluations", 0))
         self._done = self.store.done_iterations(self.run.id)
 
@@ -234,6 +251,9 @@ class Controller:
             error=result.error if failed else "",
         )
         self.seed_score = seed.score
+        if failed:
+            lines = [line.strip() for line in (result.error or "").splitlines() if line.strip()]
+            self.seed_error = f"{result.status}: {lines[-1][:300]}" if lines else result.status
         admitted = self._admit(seed, buffer)
         return IterationOutcome(0, None, seed, (), result, admitted, 1)
 
@@ -293,6 +313,22 @@ class Controller:
         self._commit(buffer, "ok" if ok else "failed", started)
         if buffer.budget_spent is not None:
             raise buffer.budget_spent
+        if outcome is not None:
+            self._count_infra_failure(outcome)
+
+    def _count_infra_failure(self, outcome: IterationOutcome) -> None:
+        """Stop the run when the same infrastructure cause failed too many iterations in a row."""
+        cause = _infra_cause(outcome)
+        last, count = self._infra_streak
+        self._infra_streak = (cause, count + 1 if cause and cause == last else 1 if cause else 0)
+        limit = self.general.max_consecutive_infra_failures
+        cause, count = self._infra_streak
+        if limit and cause and count >= limit:
+            raise RunFailed(
+                f"{count} consecutive iterations failed for the same reason ({cause}); stopped "
+                f"to save the budget. Fix the cause and continue with: galapagos resume "
+                f"{self.run.id}"
+            )
 
     def _step(self, buffer: IterationBuffer) -> IterationStep:
         llm = LLMHandle(self.model, self.llm_rng, buffer, log_prompts=self.general.log_prompts)
@@ -480,6 +516,7 @@ class Controller:
                 "model": self.model.state_dict(),
                 "best": best.id if best else None,
                 "seed_score": self.seed_score,
+                "seed_error": self.seed_error,
                 "evaluations": self.evaluations,
             },
         }
@@ -520,6 +557,29 @@ class Controller:
                     cost=self.meter.cost,
                 )
             )
+
+
+def _infra_cause(outcome: IterationOutcome) -> str:
+    """The infrastructure cause every attempt of a failed iteration shares ("" if none): the
+    LLM endpoint's error, or the sandbox reporting an ``error`` status."""
+    if outcome.child is not None or not outcome.attempts:
+        return ""
+    causes = set()
+    for attempt in outcome.attempts:
+        if attempt.stage == "llm":
+            causes.add("LLM: " + _first_line(attempt.error))
+        elif attempt.stage == "evaluate" and outcome.result is not None and (
+            outcome.result.status == "error"
+        ):
+            causes.add("sandbox: " + _first_line(attempt.error))
+        else:
+            return ""
+    return causes.pop() if len(causes) == 1 else ""
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0][:200] if lines else "unknown"
 
 
 def _describe(selection: Selection) -> dict[str, Any]:

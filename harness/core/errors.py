@@ -11,6 +11,8 @@
     │   ├── LLMTimeout
     │   └── LLMUnavailable   endpoint unreachable
     ├── BudgetExhausted      the run's token/cost budget is spent (a clean stop)
+    ├── RunFailed            the run cannot usefully go on (seed not evaluable, repeated
+    │                        infrastructure failures); stored as failed, with the remedy
     └── StrategyError        an EvoX strategy failed (crash, timeout, invalid answer)
 
 A candidate program's failure is data (``EvalResult.status``), never an exception: exceptions
@@ -26,6 +28,7 @@ __all__ = [
     "LLMError",
     "LLMTimeout",
     "LLMUnavailable",
+    "RunFailed",
     "RunNotFound",
     "SandboxError",
     "SandboxUnavailable",
@@ -80,6 +83,11 @@ class LLMUnavailable(LLMError):
 
 class BudgetExhausted(HarnessError):
     pass
+
+
+class RunFailed(HarnessError):
+    """The controller stopped a run that cannot usefully go on; the message says why and what
+    to do.  The run is stored as ``failed`` (``galapagos resume`` continues it once fixed)."""
 
 
 class StrategyError(HarnessError):

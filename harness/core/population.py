@@ -53,7 +53,8 @@ class BasePopulation(Block, ABC):
 
     @abstractmethod
     def programs(self) -> Sequence[Program]:
-        """Members in admission order."""
+        """Members in admission order (a fresh list or an immutable view: callers never mutate
+        what it returns, and a population never hands out its own mutable list)."""
 
     def get(self, program_id: str) -> Program | None:
         for p in self.programs():
@@ -94,7 +95,7 @@ class ReadOnlyPopulation:
         self._population = population
 
     def programs(self) -> Sequence[Program]:
-        return tuple(self._population.programs())
+        return self._population.programs()  # a population returns its own copy (contract)
 
     def get(self, program_id: str) -> Program | None:
         return self._population.get(program_id)

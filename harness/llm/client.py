@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import openai
 
-from harness.core.errors import LLMError
+from harness.core.errors import LLMError, LLMUnavailable
 from harness.core.records import LLMCall, Prompt
 from harness.core.rng import rng_from_state, rng_state
 from harness.llm._errors import Endpoint, classify
@@ -170,17 +170,51 @@ class LLMClient:
         )
 
     async def check_endpoint(self, *, timeout_s: float = 10.0) -> EndpointInfo:
-        """Probe ``GET /models`` once, without retries: a dead endpoint fails before the run."""
+        """Probe the endpoint once, without retries, so a dead or wrong one fails before the run.
+
+        ``GET /models`` first; an endpoint that does not list models must then answer one
+        minimal chat completion (``max_tokens=1``, a few tokens, not metered): anything that
+        is not the chat-completions protocol — a static file server, a web page — is refused
+        here instead of costing every iteration its retries.
+        """
         names = tuple(m.name for m in self.settings.models)
         try:
             page = await asyncio.wait_for(self._openai.models.list(timeout=timeout_s), timeout_s)
         except openai.NotFoundError:
-            return EndpointInfo(self.base_url, ())  # reachable; it just does not list models
+            await self._probe_chat(names[0], timeout_s)
+            return EndpointInfo(self.base_url, ())  # it speaks chat, it just lists no models
         except (openai.OpenAIError, TimeoutError) as exc:
             raise classify(exc, self._endpoint(names[0])).error from exc
-        ids = tuple(m.id for m in page.data)
+        ids = tuple(m.id for m in getattr(page, "data", None) or ())
         missing = tuple(n for n in names if ids and n not in ids)
         return EndpointInfo(self.base_url, ids, missing)
+
+    async def _probe_chat(self, model: str, timeout_s: float) -> None:
+        request: dict[str, Any] = {
+            "model": model,
+            "messages": [{"role": "user", "content": "ping"}],
+            "max_tokens": 1,
+        }
+        try:
+            response = await asyncio.wait_for(
+                self._openai.chat.completions.create(**request, timeout=timeout_s), timeout_s
+            )
+        except openai.APIStatusError as exc:
+            if exc.status_code in (404, 405, 501):
+                raise LLMUnavailable(
+                    f"{self.base_url} does not speak the OpenAI chat-completions protocol "
+                    f"(GET /models: 404, POST /chat/completions: HTTP {exc.status_code}); point "
+                    "--api-base (or llm.api_base) at an OpenAI-compatible base URL, usually "
+                    "ending in /v1"
+                ) from exc
+            raise classify(exc, self._endpoint(model)).error from exc
+        except (openai.OpenAIError, TimeoutError) as exc:
+            raise classify(exc, self._endpoint(model)).error from exc
+        if not getattr(response, "choices", None):
+            raise LLMUnavailable(
+                f"{self.base_url} answered POST /chat/completions without choices; it is not "
+                "an OpenAI-compatible chat endpoint"
+            )
 
     def state_dict(self) -> dict[str, Any]:
         """The ensemble RNG (model choice and drawn seeds); the meter checkpoints itself."""

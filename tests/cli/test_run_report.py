@@ -9,6 +9,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from harness.cli import app
+from harness.store.sqlite import SQLiteStore
 
 runner = CliRunner()
 
@@ -19,10 +20,27 @@ def local_run(store: str, scaffold: str, iterations: int, *extra: str) -> Any:
     return runner.invoke(app, [*args, "--json", *extra, "--sandbox", "local", "--store", store])
 
 
+def test_a_seed_that_cannot_be_evaluated_stops_before_any_llm_call(tmp_path: Path) -> None:
+    store = str(tmp_path / "store.sqlite")
+    result = local_run(store, "best_of_n", 5, "--set", "evaluator.timeout_s=0.001")
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)  # the summary is printed all the same
+    assert data["status"] == "failed" and data["iterations_done"] == 0
+    assert "did not finish" in data["seed_error"]
+    assert "the seed program could not be evaluated (timeout" in data["error"]
+    assert "no LLM call was made" in result.stderr
+    opened = SQLiteStore(tmp_path / "store.sqlite")
+    assert opened.llm_calls(data["run_id"]) == []
+    opened.close()
+
+
 def test_failed_iterations_and_seed_are_reported(tmp_path: Path) -> None:
     store = str(tmp_path / "store.sqlite")
-    result = local_run(store, "best_of_n", 2, "--set", "evaluator.timeout_s=0.001")
-    assert result.exit_code == 0, result.output
+    result = local_run(
+        store, "best_of_n", 2, "--set", "evaluator.timeout_s=0.001",
+        "--set", "general.stop_on_failed_seed=false",
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output  # every iteration failed: nothing searched
     data = json.loads(result.stdout)
     assert data["status"] == "completed" and data["iterations_failed"] == 2
     assert data["failure_reasons"][0]["outcome"] == "evaluation_failed (timeout)"

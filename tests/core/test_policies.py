@@ -75,7 +75,8 @@ def test_best_of_n_attempts_parent_serves_exactly_n_calls(tmp_path: Path) -> Non
 def test_failed_iterations_add_nothing(tmp_path: Path) -> None:
     proposer = ScoreProposer()
     policy = BestOfNPolicy(random.Random(0), BestOfNConfig())
-    ctl = run_loop(tmp_path, policy, ScoreEvaluator(fail=lambda it: it % 2 == 0), proposer, 6)
+    failing = ScoreEvaluator(fail=lambda it: it > 0 and it % 2 == 0)  # the seed evaluates
+    ctl = run_loop(tmp_path, policy, failing, proposer, 6)
     assert (
         sorted(ctl.scaffold.population.get(pid) is not None for pid in ("p2", "p4", "p6"))
         == [False] * 3
