@@ -568,8 +568,10 @@ def _infra_cause(outcome: IterationOutcome) -> str:
     for attempt in outcome.attempts:
         if attempt.stage == "llm":
             causes.add("LLM: " + _first_line(attempt.error))
-        elif attempt.stage == "evaluate" and outcome.result is not None and (
-            outcome.result.status == "error"
+        elif (
+            attempt.stage == "evaluate"
+            and outcome.result is not None
+            and (outcome.result.status == "error")
         ):
             causes.add("sandbox: " + _first_line(attempt.error))
         else:

@@ -88,9 +88,7 @@ def interrupted_then_resumed(
     state = second.store.checkpoint("conf")
     assert state is not None
     events = [
-        (e.iteration, e.kind)
-        for e in second.store.events("conf")
-        if e.kind not in RESUME_EVENTS
+        (e.iteration, e.kind) for e in second.store.events("conf") if e.kind not in RESUME_EVENTS
     ]
     return lineage(second.store), _checkpoint(state[1]), events, restored
 
