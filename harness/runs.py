@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.blocks import BuildEnv
-from harness.core.config import RunConfig, dotted_get, override_patch, read_yaml
+from harness.core.config import (
+    RunConfig,
+    SeedFrom,
+    dotted_get,
+    override_patch,
+    read_yaml,
+    shown_override,
+)
 from harness.core.controller import Controller, Progress, RunSummary
 from harness.core.errors import ConfigError, TaskError
 from harness.core.evaluator import BaseEvaluator
@@ -52,6 +59,7 @@ __all__ = [
     "plan_resume",
     "plan_run",
     "run_status",
+    "seed_from_run",
 ]
 
 Notice = Callable[[str], None]
@@ -76,6 +84,15 @@ class RunPlan:
     notes: tuple[str, ...] = ()
     #: Budget caps a resume changes: ``{"max_total_tokens": {"from": old, "to": new}, …}``.
     budget_change: Mapping[str, Any] = field(default_factory=dict)
+    #: ``resume --iterations N``: the run's new total of LLM iterations.
+    extend_to: int | None = None
+
+    @property
+    def seed_code(self) -> str | None:
+        """The program iteration 0 evaluates: another run's (``run --from``) or the task's."""
+        if self.config.seed_from is not None:
+            return self.config.seed_from.code
+        return self.task.initial_program
 
 
 @dataclass
@@ -104,8 +121,12 @@ def plan_run(
     api_base: str | None = None,
     models: tuple[str, ...] = (),
     sandbox: str | None = None,
+    seed_from: SeedFrom | None = None,
 ) -> RunPlan:
-    """Validate everything a run needs before anything starts (bad input fails here)."""
+    """Validate everything a run needs before anything starts (bad input fails here).
+
+    ``seed_from`` starts the run from another run's program instead of the task's initial
+    program (see :func:`seed_from_run`)."""
     loaded_task = load_task(task)
     flags: dict[str, Any] = {}
     if iterations is not None:
@@ -122,9 +143,21 @@ def plan_run(
         flag_names=FLAG_NAMES,
     )
     resolved = resolve_llm_config(config.llm, api_base=api_base, models=models)
-    config = config.model_copy(update={"llm": resolved.as_config()})
+    config = config.model_copy(update={"llm": resolved.as_config(), "seed_from": seed_from})
     notes = [*_flag_override_notes(config_file, overrides or [], flags), *resolved.notes]
     return RunPlan(spec, config, loaded_task, notes=tuple(notes))
+
+
+def seed_from_run(store: SQLiteStore, run_id: str, program_id: str | None = None) -> SeedFrom:
+    """The best program (or ``program_id``) of a stored run, to start a new run from."""
+    run = store.get_run(run_id)
+    wanted = program_id or run.best_program_id
+    if wanted is None:
+        raise ConfigError(f"run {run.id} has no program to start from yet")
+    program = next((p for p in store.programs(run.id) if p.id == wanted), None)
+    if program is None:
+        raise ConfigError(f"run {run.id} has no program {wanted!r}; see galapagos show {run.id}")
+    return SeedFrom(run_id=run.id, program_id=program.id, code=program.code)
 
 
 def _flag_override_notes(
@@ -133,7 +166,7 @@ def _flag_override_notes(
     """A note for each value of the config file or a --set that a CLI flag replaced."""
 
     sources = [(str(config_file), read_yaml(config_file))] if config_file else []
-    sources += [(f"--set {item}", override_patch(item)) for item in overrides]
+    sources += [(shown_override(item), override_patch(item)) for item in overrides]
     notes = []
     for key, flag in FLAG_NAMES.items():
         value = dotted_get(flags, key)
@@ -152,8 +185,10 @@ def plan_resume(
     *,
     max_total_tokens: int | None = None,
     max_cost: float | None = None,
+    iterations: int | None = None,
 ) -> RunPlan:
-    """Check that ``run_id`` can continue; optionally give it new budget caps.
+    """Check that ``run_id`` can continue; optionally give it new budget caps, or a larger
+    number of iterations (which also continues a completed run).
 
     A new cap must be above what the run has already used (or it would stop at once); it is
     stored with the run and recorded as a ``budget_changed`` event by the first iteration the
@@ -164,8 +199,17 @@ def plan_resume(
     if max_cost is not None and not (math.isfinite(max_cost) and max_cost > 0):
         raise ConfigError(f"--max-cost {max_cost}: give a finite cost above 0")
     run = store.get_run(run_id)
-    if run.status == "completed":
-        raise ConfigError(f"run {run.id} already completed all {run.max_iterations} iterations")
+    if iterations is not None and iterations <= run.max_iterations:
+        raise ConfigError(
+            f"--iterations {iterations}: run {run.id} already has {run.max_iterations} "
+            f"iterations; give a larger total to extend it"
+        )
+    if run.status == "completed" and iterations is None:
+        raise ConfigError(
+            f"run {run.id} already completed all {run.max_iterations} iterations; extend it "
+            f"with --iterations N (N > {run.max_iterations}) or start from its best program "
+            f"with galapagos run --from {run.id}"
+        )
     if run.status == "running" and owner_alive(run.owner):
         raise ConfigError(f"run {run.id} is still running (owner {run.owner})")
     config = validate_stored(
@@ -173,6 +217,9 @@ def plan_resume(
     )
     spec = _stored_spec(run, config)
     config, change = _new_caps(run, config, max_total_tokens, max_cost)
+    if iterations is not None:
+        general = config.general.model_copy(update={"max_iterations": iterations})
+        config = config.model_copy(update={"general": general})
     task_ref = run.task_path if run.task_path and Path(run.task_path).is_dir() else run.task
     task = load_task(task_ref)
     if run.task_hash and task.digest() != run.task_hash:
@@ -180,7 +227,7 @@ def plan_resume(
             f"task {task.name} changed since run {run.id} started (its files differ); "
             "a resumed run would not be comparable — start a new run instead"
         )
-    return RunPlan(spec, config, task, run=run, budget_change=change)
+    return RunPlan(spec, config, task, run=run, budget_change=change, extend_to=iterations)
 
 
 def _new_caps(
@@ -367,7 +414,7 @@ async def _drive(
         model=services.model,
         meter=services.meter,
         general=plan.config.general,
-        seed_code=plan.task.initial_program,
+        seed_code=plan.seed_code,
         on_progress=on_progress,
     )
     if plan.run is not None:
@@ -378,6 +425,13 @@ async def _drive(
                 run_updates={"config": plan.config.model_dump(mode="json")},
                 **plan.budget_change,
             )
+        if plan.extend_to is not None:
+            store.update_run(
+                run.id,
+                max_iterations=plan.extend_to,
+                config=plan.config.model_dump(mode="json"),
+            )
+            controller.note("run_extended", previous=run.max_iterations, total=plan.extend_to)
     if on_start:
         on_start(store.get_run(run.id), services)
     watcher = asyncio.create_task(_watch(stop, controller)) if stop else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,8 @@ __all__ = [
     "print_json",
     "state",
     "status_word",
+    "store_for_listing",
+    "store_hint",
 ]
 
 P = ParamSpec("P")
@@ -72,6 +75,27 @@ def open_existing_store(path: Path | None = None) -> SQLiteStore:
     if not target.is_file():
         raise ConfigError(f"no run store at {target}; runs are created by galapagos run")
     return SQLiteStore(target)
+
+
+def store_for_listing(path: Path | None) -> SQLiteStore | None:
+    """The run store a listing reads, or ``None`` when it does not exist yet (a listing of a
+    store no run has created is empty, not an error; nothing is created)."""
+    target = path or default_store_path()
+    if target.is_file():
+        return SQLiteStore(target)
+    if path is not None:
+        err.print(f"note: no run store at {target} yet (galapagos run creates it)", soft_wrap=True)
+    return None
+
+
+def store_hint(path: Path | None) -> str:
+    """`` --store PATH`` for hints when the store is not the one the environment names."""
+    if path is None:
+        return ""
+    env = os.environ.get("GALAPAGOS_STORE")
+    if env and Path(env).expanduser().resolve() == Path(path).expanduser().resolve():
+        return ""
+    return f" --store {path}"
 
 
 def fmt_score(value: float | None) -> str:

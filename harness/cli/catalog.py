@@ -8,12 +8,11 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from harness.cli._output import fmt_score, guard, open_existing_store, out, print_json
+from harness.cli._output import fmt_score, guard, out, print_json, store_for_listing
 from harness.core.config import SLOTS
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.registry import get_spec, list_blocks, list_scaffolds
 from harness.evaluation.task import list_tasks, load_task
-from harness.store.sqlite import SQLiteStore, default_store_path
 
 __all__ = ["register"]
 
@@ -123,14 +122,10 @@ def _stored_bests(
 ) -> tuple[dict[str, tuple[float, dict[str, Any]]], dict[str, str]]:
     """Per task: the best stored score with its program's metrics, and the run that reached it.
 
-    An explicit ``--store`` (or ``$GALAPAGOS_STORE``) must exist; without one, a missing default
-    store only means no run has been made yet.
+    A store that does not exist yet (named or default) only means no run has been made yet.
     """
-    if store is not None:
-        st = open_existing_store(store)
-    elif default_store_path().is_file():
-        st = SQLiteStore(default_store_path())
-    else:
+    st = store_for_listing(store)
+    if st is None:
         return {}, {}
     try:
         best = st.best_by_task()

@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.syntax import Syntax
 from rich.table import Table
 
-from harness.cli._output import err, fmt_score, guard, open_existing_store, out, print_json
+from harness.cli._output import (
+    err,
+    fmt_score,
+    guard,
+    open_existing_store,
+    out,
+    print_json,
+    store_for_listing,
+    store_hint,
+)
 from harness.core.controller import Progress as RunProgress
 from harness.core.controller import RunSummary
+from harness.core.errors import ConfigError
 from harness.runs import (
     RunPlan,
     Services,
@@ -27,10 +35,10 @@ from harness.runs import (
     open_store,
     plan_resume,
     plan_run,
-    run_status,
+    seed_from_run,
 )
 from harness.store.base import RunRecord
-from harness.store.sqlite import SQLiteStore, default_store_path
+from harness.store.sqlite import SQLiteStore
 
 __all__ = ["register"]
 
@@ -47,9 +55,21 @@ OFFLINE_NOTICE = (
 )
 
 
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress output (errors and the summary stay).")
+]
+
+
 @guard
 def run(
-    task: Annotated[str, typer.Option("--task", "-t", help="Task name or task folder path.")],
+    task: Annotated[
+        str | None,
+        typer.Option(
+            "--task",
+            "-t",
+            help="Task name or task folder path (default with --from: the source run's task).",
+        ),
+    ] = None,
     scaffold: Annotated[
         str | None,
         typer.Option("--scaffold", "-s", help="Scaffold name (see `galapagos scaffolds`)."),
@@ -80,14 +100,38 @@ def run(
             help="docker (default) or local (host subprocesses: UNSAFE for untrusted code).",
         ),
     ] = None,
+    from_run: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            help="Start from this stored run's best program instead of the task's initial "
+            "program (RUN or RUN:PROGRAM_ID).",
+        ),
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Run a scaffold on a task."""
     models = tuple(name for item in (model or []) for name in item.split(",") if name.strip())
+    origin = None
+    if from_run is not None:
+        source_id, _, program_id = from_run.partition(":")
+        source_store = open_existing_store(store)
+        origin = seed_from_run(source_store, source_id, program_id or None)
+        if task is None:
+            source = source_store.get_run(origin.run_id)
+            task = (
+                source.task_path
+                if source.task_path and Path(source.task_path).is_dir()
+                else (source.task)
+            )
+    if task is None:
+        raise ConfigError("no task given; pass --task NAME or a task folder (galapagos tasks)")
     plan = plan_run(
         scaffold=scaffold,
         task=task,
+        seed_from=origin,
         config_file=config,
         overrides=list(set_ or []),
         iterations=iterations,
@@ -96,7 +140,7 @@ def run(
         models=models,
         sandbox=sandbox,
     )
-    _drive(plan, open_store(store), as_json)
+    _drive(plan, open_store(store), as_json, quiet=quiet, hint=store_hint(store))
 
 
 @guard
@@ -113,22 +157,41 @@ def resume(
         float | None,
         typer.Option("--max-cost", help="New llm.max_cost cap, above the cost the run has spent."),
     ] = None,
+    iterations: Annotated[
+        int | None,
+        typer.Option(
+            "--iterations",
+            "-i",
+            min=1,
+            help="Extend the run to this many LLM iterations in all (also a completed run).",
+        ),
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Continue a stopped run exactly where its last committed iteration left it.
 
     A run stopped by its budget continues with a new cap (--max-tokens, --max-cost); the
-    change is stored with the run and recorded as a budget_changed event.
+    change is stored with the run and recorded as a budget_changed event.  --iterations N
+    extends a run (completed or not) to N iterations: with the offline model, the same as
+    having asked for N from the start.
     """
     st = open_store(store)
-    plan = plan_resume(st, run_id, max_total_tokens=max_tokens, max_cost=max_cost)
-    _drive(plan, st, as_json)
+    plan = plan_resume(
+        st, run_id, max_total_tokens=max_tokens, max_cost=max_cost, iterations=iterations
+    )
+    _drive(plan, st, as_json, quiet=quiet, hint=store_hint(store))
 
 
-def _drive(plan: RunPlan, store: SQLiteStore, as_json: bool) -> None:
+def _drive(
+    plan: RunPlan, store: SQLiteStore, as_json: bool, *, quiet: bool = False, hint: str = ""
+) -> None:
     total = plan.run.max_iterations if plan.run else plan.config.general.max_iterations
+    if plan.extend_to is not None:
+        total = plan.extend_to
     started = time.monotonic()
+    live = err.is_terminal and not quiet
     bar = Progress(
         TextColumn("[bold]iteration"),
         MofNCompleteColumn(),
@@ -139,6 +202,7 @@ def _drive(plan: RunPlan, store: SQLiteStore, as_json: bool) -> None:
         TimeElapsedColumn(),
         console=err,
         transient=False,
+        disable=not live,
     )
     bar_task = bar.add_task("run", total=total, best="-", rate="0.0", tokens=0)
 
@@ -156,18 +220,28 @@ def _drive(plan: RunPlan, store: SQLiteStore, as_json: bool) -> None:
 
     def on_progress(p: RunProgress) -> None:
         elapsed = max(time.monotonic() - started, 1e-9)
-        bar.update(
-            bar_task,
-            completed=p.iterations_done,
-            best=fmt_score(p.best_score),
-            rate=f"{p.evaluations / elapsed:.2f}",
-            tokens=p.tokens,
-        )
+        rate = f"{p.evaluations / elapsed:.2f}"
+        if live:
+            bar.update(
+                bar_task,
+                completed=p.iterations_done,
+                best=fmt_score(p.best_score),
+                rate=rate,
+                tokens=p.tokens,
+            )
+        elif not quiet:  # a log file or CI: one plain line per committed iteration
+            err.print(
+                f"iteration {p.iterations_done}/{p.max_iterations}  best "
+                f"{fmt_score(p.best_score)}  {rate} evals/s  {p.tokens} tokens  "
+                f"cost {p.cost:.4f}  {elapsed:.0f}s",
+                soft_wrap=True,
+                highlight=False,
+            )
 
     summary = asyncio.run(_execute_with_signals(plan, store, on_start, on_progress))
     bar.stop()
     run = store.get_run(summary.run_id)
-    data = _report(store, run, summary, as_json)
+    data = _report(store, run, summary, as_json, hint=hint)
     if summary.status == "interrupted":
         raise typer.Exit(code=130)
     if summary.status == "failed" or _all_failed(data):
@@ -210,7 +284,7 @@ def _abort() -> None:
 
 
 def _report(
-    store: SQLiteStore, run: RunRecord, summary: RunSummary, as_json: bool
+    store: SQLiteStore, run: RunRecord, summary: RunSummary, as_json: bool, *, hint: str = ""
 ) -> dict[str, Any]:
     data = describe_run(store, run)
     if summary.status == "failed":
@@ -228,8 +302,8 @@ def _report(
     if run.error and summary.status != "failed":
         err.print(f"[yellow]{escape(run.error)}[/]")
     if summary.status == "interrupted":
-        err.print(f"continue with: galapagos resume {run.id}")
-    err.print(f"inspect with: galapagos show {run.id}")
+        err.print(f"continue with: galapagos resume {run.id}{hint}", soft_wrap=True)
+    err.print(f"inspect with: galapagos show {run.id}{hint}", soft_wrap=True)
     return data
 
 
@@ -257,22 +331,18 @@ def runs(
     as_json: JsonOpt = False,
 ) -> None:
     """List stored runs, newest first."""
-    if (
-        store is None
-        and not os.environ.get("GALAPAGOS_STORE")
-        and not default_store_path().exists()
-    ):
-        rows: list[dict[str, Any]] = []  # a fresh machine: no run yet, nothing to complain about
-    else:
-        st = open_existing_store(store)  # a named store that is missing is a typo
-        rows = [describe_run(st, r) for r in st.list_runs(limit)]
+    st = store_for_listing(store)
+    rows: list[dict[str, Any]] = (
+        [] if st is None else [describe_run(st, r) for r in st.list_runs(limit)]
+    )
     if as_json:
         print_json(rows)
         return
     table = Table(box=None)
-    table.add_column("run", no_wrap=True)
-    for name in ("scaffold", "task", "status", "iter", "seed", "best", "tokens"):
-        table.add_column(name, no_wrap=name in ("status", "iter"))
+    longest = max((len(r["run_id"]) for r in rows), default=3)
+    table.add_column("run", no_wrap=True, min_width=longest)  # ids are copied: never cut
+    for name in ("scaffold", "task", "status", "iter", "seed score", "best score", "tokens"):
+        table.add_column(name, no_wrap=name in ("status", "iter"), overflow="fold")
     for r in rows:
         table.add_row(
             r["run_id"],
@@ -287,92 +357,7 @@ def runs(
     out.print(table)
 
 
-@guard
-def show(
-    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
-    store: StoreOpt = None,
-    as_json: JsonOpt = False,
-    what: Annotated[
-        Literal["all", "code", "history", "usage"],
-        typer.Option("--only", help="Show one part: code, history or usage."),
-    ] = "all",
-) -> None:
-    """Show a run: best program, score history, LLM usage."""
-    st = open_existing_store(store)
-    run = st.get_run(run_id)
-    programs = {p.id: p for p in st.programs(run.id)}
-    best = programs.get(run.best_program_id or "")
-    history = st.score_history(run.id)
-    usage = st.llm_usage(run.id)
-    if as_json:
-        data = describe_run(st, run)
-        data["best_program"] = (
-            {
-                "id": best.id,
-                "iteration": best.iteration,
-                "metrics": dict(best.metrics),
-                "parent_id": best.parent_id,
-                "code": best.code,
-            }
-            if best
-            else None
-        )
-        data["score_history"] = [{"iteration": i, "best_score": s} for i, s in history]
-        data["llm_usage"] = usage
-        parts = {"code": "best_program", "history": "score_history", "usage": "llm_usage"}
-        if what != "all":  # the run's summary fields, and only the part asked for
-            data = {k: v for k, v in data.items() if k not in parts.values() or k == parts[what]}
-        print_json(data)
-        return
-    if what in ("all", "history"):
-        out.print(
-            f"[bold]{run.id}[/]  {run.scaffold} on {run.task}  status {run_status(run)}  "
-            f"{run.iterations_done}/{run.max_iterations} iterations"
-        )
-        out.print(f"seed score {fmt_score(run.seed_score)}  best {fmt_score(run.best_score)}")
-        for line in failure_lines(describe_run(st, run)):
-            out.print(line)
-        improvements = []
-        last = None
-        for iteration, score in history:
-            if score is not None and (last is None or score > last):
-                improvements.append((iteration, score))
-                last = score
-        table = Table("iteration", "best score", box=None, title="score history (improvements)")
-        for iteration, score in improvements:
-            table.add_row(str(iteration), fmt_score(score))
-        out.print(table)
-    if what in ("all", "usage"):
-        table = Table(
-            "model",
-            "calls",
-            "ok",
-            "prompt tok",
-            "completion tok",
-            "cost",
-            "mean s",
-            box=None,
-            title="LLM usage",
-        )
-        for m in usage["by_model"]:
-            table.add_row(
-                str(m["model"]),
-                str(m["calls"]),
-                str(m["ok"]),
-                str(m["prompt_tokens"]),
-                str(m["completion_tokens"]),
-                f"{m['cost'] or 0:.4f}",
-                f"{m['mean_latency_s'] or 0:.3f}",
-            )
-        out.print(table)
-    if what in ("all", "code") and best is not None:
-        metrics = ", ".join(f"{k}={v}" for k, v in best.metrics.items())
-        out.print(f"best program {best.id} (iteration {best.iteration}): {metrics}")
-        out.print(Syntax(best.code, best.language or "python", line_numbers=True))
-
-
 def register(app: typer.Typer) -> None:
     app.command("run")(run)
     app.command("resume")(resume)
     app.command("runs")(runs)
-    app.command("show")(show)

@@ -30,9 +30,11 @@ __all__ = [
     "EvaluatorConfig",
     "GeneralConfig",
     "RunConfig",
+    "SeedFrom",
     "StrictModel",
     "deep_merge",
     "override_patch",
+    "shown_override",
     "read_yaml",
     "validate_config",
 ]
@@ -113,6 +115,15 @@ class EvaluatorConfig(StrictModel):
     canaries: bool = True
 
 
+class SeedFrom(StrictModel):
+    """A run started from another run's program (``galapagos run --from RUN``) instead of the
+    task's initial program; the code is kept so the run resumes without the source run."""
+
+    run_id: str
+    program_id: str
+    code: str
+
+
 #: Seeds are stored as SQLite INTEGERs (signed 64-bit).
 MAX_SEED = 2**63 - 1
 
@@ -122,6 +133,8 @@ class RunConfig(StrictModel):
     blocks: Composition
     loop: LoopConfig = LoopConfig()
     seed: int = Field(0, ge=0, le=MAX_SEED)
+    #: Set by ``run --from``: the program the run starts from (else the task's initial program).
+    seed_from: SeedFrom | None = None
     general: GeneralConfig = GeneralConfig()
     llm: LLMConfig = LLMConfig()
     evaluator: EvaluatorConfig = EvaluatorConfig()
@@ -164,16 +177,33 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return out
 
 
+#: Key words whose values are never repeated in a message (an ``api_key`` given by mistake).
+_SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "credential")
+
+
+def shown_override(item: str) -> str:
+    """How a ``--set`` item is named in messages: its value hidden when the key looks secret."""
+    key, sep, _ = item.partition("=")
+    last = key.strip().rsplit(".", 1)[-1].lower()
+    if sep and any(word in last for word in _SECRET_WORDS) and not last.endswith("_env"):
+        return f"--set {key.strip()}=***"
+    return f"--set {item}"
+
+
 def override_patch(item: str) -> dict[str, Any]:
     """One ``key.sub=value`` override as a nested mapping; the value is parsed as YAML."""
     key, sep, raw = item.partition("=")
     key = key.strip()
     if not sep or not key:
-        raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. general.max_iterations=50")
+        raise ConfigError(
+            f"{shown_override(item)!r}: expected KEY=VALUE, e.g. general.max_iterations=50"
+        )
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--set {item!r}: value is not valid YAML") from exc
+        raise ConfigError(
+            f"{shown_override(item)}: the value is not valid YAML (quote it: --set '{key}=\"…\"')"
+        ) from exc
     return nest(key, value)
 
 
@@ -189,6 +219,16 @@ def dotted_get(data: Any, dotted: str) -> Any:
     for part in dotted.split("."):
         data = data.get(part) if isinstance(data, Mapping) else None
     return data
+
+
+_YAML_HINT = (
+    " (a --set value is read as YAML: quote text that has ': ' or starts with a symbol, "
+    "e.g. --set 'prompt.system_message=\"…\"')"
+)
+
+
+def _typed(text: str) -> bool:
+    return "Input should be a valid" in text
 
 
 #: A named source of config values (a file, a ``--set`` flag, a CLI flag) and what it sets.
@@ -227,6 +267,10 @@ def validate_config(
         problems = validation_problems(exc, model)
         layers = [(source, {})] if isinstance(source, str) else list(source)
         origins = [_origin(loc, layers) for loc, _ in problems]
+        problems = [
+            (loc, text + _YAML_HINT if origin.startswith("--set ") and _typed(text) else text)
+            for (loc, text), origin in zip(problems, origins, strict=True)
+        ]
         if len(set(origins)) == 1:
             detail = f" ({origins[0]}): " + "; ".join(text for _, text in problems)
         else:

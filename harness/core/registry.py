@@ -32,6 +32,7 @@ from harness.core.config import (
     nest,
     override_patch,
     read_yaml,
+    shown_override,
     validate_config,
 )
 from harness.core.errors import ConfigError
@@ -226,7 +227,7 @@ def load_config(
     upper: list[Layer] = []
     if config_file:
         upper.append((str(config_file), user))
-    upper += [(f"--set {item}", override_patch(item)) for item in overrides or []]
+    upper += [(shown_override(item), override_patch(item)) for item in overrides or []]
     user_layers = len(upper)
     upper.append(("command-line flags", flags))
     for key, flag in (flag_names or {}).items():

@@ -389,20 +389,47 @@ class SQLiteStore:
         )
         return [dict(r) for r in rows]
 
-    def llm_usage(self, run_id: str) -> dict[str, Any]:
-        rows = self._query(
-            "SELECT model, COUNT(*) AS calls, SUM(ok) AS ok, SUM(prompt_tokens) AS prompt_tokens, "
-            "SUM(completion_tokens) AS completion_tokens, SUM(cost) AS cost, "
-            "AVG(latency_s) AS mean_latency_s FROM llm_calls WHERE run_id = ? GROUP BY model",
-            (run_id,),
+    def llm_exchanges(self, run_id: str, iteration: int | None = None) -> list[dict[str, Any]]:
+        """LLM calls with their prompt and response text (all, or one iteration's)."""
+        sql = (
+            "SELECT iteration, attempt, purpose, model, prompt_tokens, completion_tokens, "
+            "latency_s, cost, ok, error, prompt, response FROM llm_calls WHERE run_id = ?"
         )
-        models = [dict(r) for r in rows]
+        args: list[Any] = [run_id]
+        if iteration is not None:
+            sql += " AND iteration = ?"
+            args.append(iteration)
+        return [dict(r) for r in self._query(sql + " ORDER BY rowid", args)]
+
+    def llm_usage(self, run_id: str) -> dict[str, Any]:
+        """Calls, tokens, cost and latency in all, by model and by purpose (propose, strategy,
+        guide, …: solution calls apart from meta and guide calls)."""
+        columns = (
+            "COUNT(*) AS calls, SUM(ok) AS ok, SUM(prompt_tokens) AS prompt_tokens, "
+            "SUM(completion_tokens) AS completion_tokens, SUM(cost) AS cost, "
+            "AVG(latency_s) AS mean_latency_s"
+        )
+        models = [
+            dict(r)
+            for r in self._query(
+                f"SELECT model, {columns} FROM llm_calls WHERE run_id = ? GROUP BY model",
+                (run_id,),
+            )
+        ]
+        purposes = [
+            dict(r)
+            for r in self._query(
+                f"SELECT purpose, {columns} FROM llm_calls WHERE run_id = ? GROUP BY purpose",
+                (run_id,),
+            )
+        ]
         return {
             "calls": sum(m["calls"] for m in models),
             "prompt_tokens": sum(m["prompt_tokens"] or 0 for m in models),
             "completion_tokens": sum(m["completion_tokens"] or 0 for m in models),
             "cost": sum(m["cost"] or 0.0 for m in models),
             "by_model": models,
+            "by_purpose": purposes,
         }
 
     def best_by_task(self) -> dict[str, tuple[float, dict[str, Any]]]:

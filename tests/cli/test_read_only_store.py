@@ -28,7 +28,7 @@ def test_an_existing_store_opens(tmp_path: Path) -> None:
     store.close()
 
 
-@pytest.mark.parametrize("command", [["runs"], ["show", "abc"]])
+@pytest.mark.parametrize("command", [["show", "abc"], ["export", "abc"]])
 def test_reading_commands_refuse_a_mistyped_store(tmp_path: Path, command: list[str]) -> None:
     missing = tmp_path / "nodir" / "x.sqlite"
     proc = galapagos(*command, "--store", str(missing))

@@ -49,8 +49,11 @@ def test_failed_iterations_and_seed_are_reported(tmp_path: Path) -> None:
     assert "warning: the seed program failed to evaluate" in result.stderr
     assert "2 of 2 iterations produced no valid program: 2 x evaluation_failed" in result.stderr
 
-    shown = runner.invoke(app, ["show", data["run_id"], "--store", store, "--only", "history"])
+    shown = runner.invoke(app, ["show", data["run_id"], "--store", store])
     assert "2 of 2 iterations produced no valid program" in shown.stdout
+    failed = runner.invoke(app, ["show", data["run_id"], "--store", store, "--only", "failures"])
+    lines = [ln for ln in failed.stdout.splitlines() if ln.startswith("iteration ")]
+    assert len(lines) == 2 and all("evaluation_failed (timeout)" in ln for ln in lines)
 
 
 def test_a_healthy_run_prints_no_warning(tmp_path: Path) -> None:
@@ -80,9 +83,9 @@ def test_show_only_selects_the_json_part(tmp_path: Path) -> None:
     full = json.loads(runner.invoke(app, ["show", run_id, "--json", "--store", store]).stdout)
     assert {"best_program", "score_history", "llm_usage"} <= set(full)
     code = runner.invoke(app, ["show", run_id, "--json", "--only", "code", "--store", store])
-    data = json.loads(code.stdout)
-    assert "best_program" in data and data["run_id"] == run_id
-    assert "score_history" not in data and "llm_usage" not in data
+    assert json.loads(code.stdout) == full["best_program"]
+    usage = runner.invoke(app, ["show", run_id, "--json", "--only", "usage", "--store", store])
+    assert json.loads(usage.stdout) == full["llm_usage"]
 
 
 def test_parallelism_a_scaffold_cannot_use_is_noted(tmp_path: Path) -> None:
