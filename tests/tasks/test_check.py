@@ -299,6 +299,23 @@ async def test_weak_evaluator_fails_naming_the_checks(local_backend) -> None:
     assert status["rejects_infinite_loop"] == "pass" and status["rejects_lying_object"] == "pass"
 
 
+@pytest.mark.parametrize("shape", ["tuple", "list"])
+async def test_a_point_answer_passes_as_a_tuple_and_as_a_list(
+    local_backend, shape: str, tmp_path: Path
+) -> None:
+    """An honest evaluator of ``(x, y)`` is not blamed for the point's last coordinate."""
+    folder = tmp_path / "point_task"
+    shutil.copytree(FIXTURES / "point_task", folder)
+    if shape == "list":
+        program = folder / "initial_program.py"
+        program.write_text(program.read_text().replace("return X, Y", "return [X, Y]"))
+    report = await check_task(folder, local_backend, runs=2)
+    status = _status(report)
+    assert status["recomputes_reported"] == "pass", report.checks
+    assert "n/a" in next(c.detail for c in report.checks if c.name == "recomputes_reported")
+    assert report.ok, [c for c in report.checks if c.status == "fail"]
+
+
 async def test_shipped_task_passes_on_the_local_backend(local_backend) -> None:
     report = await check_task("function_minimization", local_backend, runs=2)
     assert report.ok, [c for c in report.checks if c.status == "fail"]

@@ -250,7 +250,7 @@ ISOLATION_VARIANTS = frozenset({"reads_task_files", "forges_runner_output"})
 PARTIAL_NAN_VARIANTS = {"nan_in_part_1": 1, "nan_in_part_2": 2, "nan_in_part_3": 3}
 #: What a partial-NaN variant prints (once) when the answer has fewer data parts than it needs.
 ABSENT_PART_MARKER = "galapagos task check: the answer has no such list/array part"
-#: What a small lie prints (once) when the answer is not a tuple ending in a number.
+#: What a small lie prints (once) when the answer is not data followed by a reported number.
 NO_REPORTED_VALUE_MARKER = "galapagos task check: the answer reports no value of its own"
 #: Variants that never return: they get a short budget of their own.
 HANGING_VARIANTS = frozenset({"infinite_loop", "sleeps_past_budget"})
@@ -290,7 +290,8 @@ _SMALL_LIE_BODY = """out = {original}
     except ImportError:
         scalar_types = (int, float)
     if isinstance(out, tuple) and len(out) >= 2 and isinstance(out[-1], scalar_types) \\
-            and not isinstance(out[-1], bool):
+            and not isinstance(out[-1], bool) \\
+            and any(not isinstance(part, scalar_types) for part in out[:-1]):
         v = float(out[-1])
         out = out[:-1] + (v {sign} {rel!r} * max(abs(v), 1.0),)
     else:
