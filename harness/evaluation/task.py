@@ -98,6 +98,10 @@ class TaskCard(_Strict):
     limits: TaskLimits = TaskLimits()
     evaluator: str = "evaluator.py"
     initial_program: str = "initial_program.py"
+    #: The search starts from scratch (no seed program): the initial program file may be
+    #: absent.  Otherwise a missing initial program is an error, never a silent start from
+    #: scratch.
+    from_scratch: bool = False
     #: Extra trusted files (relative to the folder) shipped next to the evaluator.
     files: tuple[str, ...] = ()
     cascade: tuple[CascadeStage, ...] = ()
@@ -302,5 +306,13 @@ def load_task(name_or_path: str | os.PathLike[str]) -> Task:
         )
     files = _collect_files(folder, card)
     initial_path = folder / card.initial_program
-    initial = initial_path.read_text() if initial_path.is_file() else None
+    if initial_path.is_file():
+        initial: str | None = initial_path.read_text()
+    elif card.from_scratch:
+        initial = None
+    else:
+        raise TaskError(
+            f"{folder}: the initial program {card.initial_program} does not exist; add it, or "
+            "set from_scratch: true in task.yaml to search without a seed program"
+        )
     return Task(card=card, path=folder, files=files, initial_program=initial)

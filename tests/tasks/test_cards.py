@@ -85,3 +85,18 @@ def test_best_known_combined_score_matches_the_normalisation(name: str) -> None:
     else:
         expected = raw / card.best_known.value * score
     assert expected == pytest.approx(card.best_known.combined_score, rel=1e-8)
+
+
+def test_a_missing_seed_program_is_an_error_unless_the_card_says_from_scratch(tmp_path) -> None:
+    import shutil
+
+    from harness.core.errors import TaskError
+
+    folder = tmp_path / "fm"
+    shutil.copytree(load_task("function_minimization").path, folder)
+    (folder / "initial_program.py").unlink()
+    with pytest.raises(TaskError, match="initial program initial_program.py does not exist"):
+        load_task(str(folder))
+    card = folder / "task.yaml"
+    card.write_text(card.read_text() + "from_scratch: true\n")
+    assert load_task(str(folder)).initial_program is None
