@@ -44,6 +44,7 @@ from harness.core.registry import (
 from harness.core.rng import make_rng
 from harness.core.scaffold import Scaffold
 from harness.evaluation.task import Task, load_task
+from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
 from harness.store.base import RunRecord
 from harness.store.owner import owner_alive, owner_token
@@ -362,6 +363,7 @@ async def execute(
                 description=plan.task.prompt_description(),
                 language=card.language,
                 eval_timeout_s=plan.config.evaluator.timeout_s or card.limits.wall_s,
+                model_context=model_view(plan.task),
             ),
             run_id=run_id,
         )

@@ -139,6 +139,15 @@ def _all(st: SQLiteStore, run: RunRecord, as_json: bool) -> None:
         out.print(f"[yellow]{escape(run.error)}[/]")
     for line in failure_lines(summary):
         out.print(escape(line))
+    for event in st.events(run.id, ["variation_operators"]):
+        source = event.payload.get("source", "?")
+        why = f" ({event.payload['error']})" if event.payload.get("error") else ""
+        out.print(f"variation operators: {source}{escape(why)}")
+        for key in ("diverge", "refine"):
+            text = str(event.payload.get(key) or "")
+            ideas = text.partition("Ideas for this problem:\n")[2] if text else ""
+            if ideas:
+                out.print(f"  {key.upper()} ideas: " + escape(" ".join(ideas.split())[:300]))
     _history(run, [{"iteration": i, "best_score": s} for i, s in history])
     _usage(run, usage)
     if best is not None:

@@ -73,6 +73,9 @@ class LLMConfig(BaseModel):
     api_base: str | None = None
     api_key_env: str = Field(default="OPENAI_API_KEY", min_length=1)
     models: list[ModelConfig] = Field(default_factory=list)
+    #: Models for guide calls (EvoX variation operators and insight, AdaEvolve paradigms) at
+    #: the same endpoint; empty: the run's ``models`` (the reference's ``guide_models``).
+    guide_models: list[ModelConfig] = Field(default_factory=list)
     timeout_s: float = Field(default=600.0, gt=0.0)
     retries: int = Field(default=3, ge=0)
     retry_backoff_s: float = Field(default=2.0, ge=0.0)
@@ -96,6 +99,10 @@ class LLMConfig(BaseModel):
     def _consistent(self) -> LLMConfig:
         if self.models and sum(m.weight for m in self.models) <= 0:
             raise ValueError("llm.models weights sum to 0; give at least one model a weight > 0")
+        if self.guide_models and sum(m.weight for m in self.guide_models) <= 0:
+            raise ValueError(
+                "llm.guide_models weights sum to 0; give at least one model a weight > 0"
+            )
         if "provider" in self.model_fields_set and self.provider == "offline" and self.api_base:
             raise ValueError(
                 "llm.api_base is set but llm.provider is offline; set provider: openai"

@@ -239,3 +239,6 @@ class TaskInfo:
     language: str = "python"
     #: Evaluation wall limit per stage, for the prompt's timeout warning.
     eval_timeout_s: float | None = None
+    #: What guide/meta models may see: the description and the evaluator's visible parts, as
+    #: the task card allows (never hidden data); "" = the description only.
+    model_context: str = ""

@@ -26,6 +26,7 @@ from harness.sandbox.protocol import Limits
 __all__ = [
     "BestKnown",
     "CascadeStage",
+    "ModelContext",
     "Task",
     "TaskCard",
     "TaskLimits",
@@ -78,6 +79,24 @@ class TaskLimits(_Strict):
         )
 
 
+class ModelContext(_Strict):
+    """What a model (a guide or meta LLM) may be shown of the task besides its description.
+
+    The reference sends the whole evaluator source to its guide model; a task's evaluator can
+    hold reference solutions or data that must not reach a model, so by default only its
+    *public parts* are shown (the module docstring, the function signatures and docstrings, and
+    any region between ``# MODEL-VISIBLE-START`` and ``# MODEL-VISIBLE-END`` lines).
+    """
+
+    #: ``none``: nothing of the evaluator; ``public`` (default): its public parts; ``full``:
+    #: its whole source (choose it only for an evaluator that holds nothing secret).
+    evaluator: Literal["none", "public", "full"] = "public"
+    #: Files of the folder that hold hidden data (reference solutions, test instances): never
+    #: shown to a model; ``galapagos task check`` fails a task whose model-visible text
+    #: contains any of their content.
+    hidden: tuple[str, ...] = ()
+
+
 class TaskCard(_Strict):
     """``task.yaml``: what the task is, how it is scored, what the candidate must provide."""
 
@@ -108,6 +127,8 @@ class TaskCard(_Strict):
     language: str = "python"
     #: Free-form validity rules and tolerances, shown in docs and prompts.
     validity: str = ""
+    #: What a guide/meta model may see of the task (see :class:`ModelContext`).
+    model_context: ModelContext = ModelContext()
 
     @model_validator(mode="after")
     def _check(self) -> TaskCard:

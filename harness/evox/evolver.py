@@ -17,6 +17,8 @@ from harness.core.proposer import LLM
 from harness.core.records import Program
 from harness.core.rng import derive_seed
 from harness.evox.chain import Emit
+from harness.evox.descriptor import describe_change
+from harness.evox.guide import gather_insight
 from harness.evox.history import StrategyHistory, StrategyRecord
 from harness.evox.meta import build_prompt, read_strategy
 from harness.evox.prefilter import prefilter
@@ -39,6 +41,8 @@ class Rewrite:
     window: str
     population: str
     programs: Sequence[Program]  # the population in iteration order (migrated as is)
+    #: What a guide model may see of the task (description + the evaluator's visible parts).
+    task_context: str = ""
 
 
 class StrategyEvolver:
@@ -54,6 +58,7 @@ class StrategyEvolver:
         retries: int = 3,
         use_prefilter: bool = True,
         fault_directive: str = "",
+        use_insight: bool = True,
     ) -> None:
         self.factory = factory
         self.history = history
@@ -64,8 +69,11 @@ class StrategyEvolver:
         self.retries = retries
         self.use_prefilter = use_prefilter
         self.fault_directive = fault_directive
+        self.use_insight = use_insight
         #: Candidates generated so far (names them: s1, s2, …); checkpointed by the scaffold.
         self.generated = 0
+        #: Guide-model problem summaries by input hash; checkpointed by the scaffold.
+        self.summaries: dict[str, str] = {}
 
     def strategy_seed(self, strategy_id: str) -> int:
         return derive_seed(self.run_seed, f"strategy:{strategy_id}") % (1 << 31)
@@ -78,6 +86,21 @@ class StrategyEvolver:
         if parent is None:
             return None
         others = self.history.context(parent)
+        insight = await gather_insight(
+            llm,
+            stats=job.population,
+            task_context=job.task_context or job.task,
+            others=others,
+            changes={r.id: describe_change(r.start_state, r.end_state) for r in others},
+            summaries=self.summaries,
+            use_llm=self.use_insight,
+        )
+        emit(
+            "strategy_insight",
+            iteration=job.iteration,
+            generated=list(insight.generated),
+            errors=list(insight.errors),
+        )
         failures: list[str] = []
         for attempt in range(self.retries):
             prompt = build_prompt(
@@ -85,9 +108,12 @@ class StrategyEvolver:
                 others=others,
                 task=job.task,
                 window=job.window,
-                population=job.population,
+                population=insight.population,
                 failures=failures,
                 fault_directive=self.fault_directive,
+                problem_summary=insight.problem,
+                outcomes=insight.outcomes,
+                population_is_insight="population" in insight.generated,
             )
             try:
                 call = await llm.generate(prompt, purpose="strategy")

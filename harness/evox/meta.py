@@ -9,7 +9,7 @@ last fenced block, where the offline model looks — the strategy to rewrite.  I
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from harness.core.records import Prompt
 from harness.diffs import extract_code, fenced, find_fences
@@ -86,18 +86,17 @@ def build_prompt(
     population: str,
     failures: Sequence[str] = (),
     fault_directive: str = "",
+    problem_summary: str = "",
+    outcomes: Mapping[str, str] | None = None,
+    population_is_insight: bool = False,
 ) -> Prompt:
-    parts = [
-        "# Problem the solutions solve",
-        _task(task) or "(no description)",
-        "",
-        "# Search window",
-        window,
-        "",
-        "# Solution population now",
-        population,
-        "",
-    ]
+    parts = ["# Problem the solutions solve", _task(task) or "(no description)", ""]
+    if problem_summary:
+        parts += ["## Problem summary (guide model)", problem_summary, ""]
+    parts += ["# Search window", window, "", "# Solution population now"]
+    if population_is_insight:
+        parts += ["## Population insight (guide model, from the statistics)"]
+    parts += [population, ""]
     if others:
         parts.append("# Other strategies tried before")
         for record in others:
@@ -107,7 +106,9 @@ def build_prompt(
                 else (record.source[:OTHER_CHARS] + "\n# …")
             )
             parts += [f"## Strategy {record.id}: {_score(record)}", fenced(code)]
-            change = describe_change(record.start_state, record.end_state)
+            change = (outcomes or {}).get(record.id) or describe_change(
+                record.start_state, record.end_state
+            )
             if change:
                 parts += ["How the population changed while it was active:", change]
             parts.append("")

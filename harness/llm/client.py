@@ -24,7 +24,7 @@ from harness.core.errors import LLMError, LLMUnavailable
 from harness.core.records import LLMCall, Prompt
 from harness.core.rng import rng_from_state, rng_state
 from harness.llm._errors import Endpoint, classify
-from harness.llm.config import ModelConfig, ResolvedLLM
+from harness.llm.config import GUIDE_PURPOSES, ModelConfig, ResolvedLLM
 from harness.llm.usage import UsageMeter, estimate_tokens
 
 if TYPE_CHECKING:
@@ -127,7 +127,10 @@ class LLMClient:
     ) -> LLMCall:
         """One call: raises ``BudgetExhausted`` before it, ``LLMError`` after retries."""
         self.meter.check()
-        model = choose_model(self.settings.models, self._rng)
+        pool = self.settings.models
+        if purpose in GUIDE_PURPOSES and self.settings.guide_models:
+            pool = self.settings.guide_models
+        model = choose_model(pool, self._rng)
         if seed is None:
             seed = self._rng.getrandbits(31)
         kwargs = self._request(model, prompt, seed)

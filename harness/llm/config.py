@@ -28,6 +28,7 @@ from harness.core.errors import ConfigError
 from harness.core.llm_config import FaultRates, LLMConfig, ModelConfig, OfflineConfig
 
 __all__ = [
+    "GUIDE_PURPOSES",
     "FaultRates",
     "LLMConfig",
     "ModelConfig",
@@ -52,6 +53,8 @@ _PASSTHROUGH = (
     "max_cost",
     "offline",
 )
+#: Call purposes that use ``llm.guide_models`` when some are configured.
+GUIDE_PURPOSES = frozenset({"guide", "paradigm"})
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class ResolvedLLM:
 
     provider: Literal["offline", "openai"]
     models: tuple[ModelConfig, ...]
+    guide_models: tuple[ModelConfig, ...] = ()
     api_base: str | None = None
     api_key: str | None = field(default=None, repr=False)
     api_key_env: str = "OPENAI_API_KEY"
@@ -81,6 +85,7 @@ class ResolvedLLM:
             provider=self.provider,
             api_base=self.api_base if self.provider == "openai" else None,
             models=list(self.models),
+            guide_models=list(self.guide_models),
             **{name: getattr(self, name) for name in _PASSTHROUGH},
         )
 
@@ -140,6 +145,7 @@ def resolve_llm_config(
     return ResolvedLLM(
         provider=provider,
         models=chosen,
+        guide_models=tuple(config.guide_models),
         api_base=base,
         api_key=key,
         notes=tuple(notes),

@@ -70,6 +70,7 @@ def _memory(cfg: StrategyHistoryConfig, ctx: BuildContext) -> EvoxMemory:
         retries=cfg.generation_retries,
         use_prefilter=cfg.prefilter,
         fault_directive=directive(cfg.offline_faults) if offline else "",
+        use_insight=cfg.use_llm_stats_insight,
     )
     state = EvoxState(
         chain=StrategyChain(SeedStrategy(env.rng("strategy:seed")), labels),
@@ -77,6 +78,8 @@ def _memory(cfg: StrategyHistoryConfig, ctx: BuildContext) -> EvoxMemory:
         interval=switch_interval(ctx.config.general.max_iterations, cfg.switch_interval),
         threshold=cfg.improvement_threshold,
         task=env.task.description,
+        task_context=env.task.model_context or env.task.description,
+        generate_operators=cfg.use_labels and cfg.auto_generate_variation_operators,
     )
     return EvoxMemory(history, state, ctx.built["population"])
 

@@ -103,6 +103,12 @@ class StrategyHistoryConfig(StrictModel):
     use_labels: bool = True
     diverge_label: str | None = None
     refine_label: str | None = None
+    #: At run start, the guide model writes problem-specific examples into the DIVERGE/REFINE
+    #: texts (once; kept on resume); the generic texts when it fails or this is off.
+    auto_generate_variation_operators: bool = True
+    #: Per strategy rewrite, the guide model reads the population statistics, summarises the
+    #: problem and how earlier strategies changed the population (three calls); off: numbers.
+    use_llm_stats_insight: bool = True
     prefilter: bool = True
     validation: ValidSection = ValidSection()
     #: Offline meta-model only: probability per rewrite answer of each hostile strategy kind.

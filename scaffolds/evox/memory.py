@@ -1,7 +1,12 @@
 """``strategy_history``: EvoX's memory — the strategy history, the fallback chain of deployed
 strategies, the scoring window and the stagnation trigger (SkyDiscover port).
 
-Hooks (see :mod:`harness.core.block`; nothing happens at iteration 0, the seed's):
+Hooks (see :mod:`harness.core.block`):
+
+- at iteration 0 (``start_iteration``), once per run: the guide model writes problem-specific
+  examples into the DIVERGE/REFINE texts (``memory.auto_generate_variation_operators``); the
+  generic texts when it fails; the result is an event and part of the state, never regenerated
+  on resume.
 
 - ``start_iteration``: once per process the chain is made ready (after a resume the active and
   fallback strategies are recreated and their call logs replayed; on a fresh run the window of
@@ -33,7 +38,9 @@ from harness.core.records import IterationOutcome, Program
 from harness.evox.chain import StrategyChain
 from harness.evox.descriptor import describe_population, describe_window
 from harness.evox.evolver import Rewrite, StrategyEvolver
+from harness.evox.guide import generate_operators
 from harness.evox.history import StrategyHistory, StrategyRecord
+from harness.evox.records import Labels
 from harness.evox.scoring import Stagnation, WindowScorer
 from harness.evox.seed import seed_source
 from harness.evox.strategies import SEED_ID, RemoteStrategy, Strategy
@@ -50,6 +57,12 @@ class EvoxState:
     interval: int
     threshold: float
     task: str
+    #: What the guide model may see of the task (description + visible evaluator parts).
+    task_context: str = ""
+    #: Ask the guide model for problem-specific DIVERGE/REFINE examples at run start.
+    generate_operators: bool = False
+    #: Where the label texts came from: ``generated``, ``default``, or "" (not decided yet).
+    operators: str = ""
     scorer: WindowScorer = field(default_factory=WindowScorer)
     pending: StrategyRecord | None = None
     failures: int = 0
@@ -84,6 +97,7 @@ class EvoxMemory(BaseMemory):
     # -- hooks -------------------------------------------------------------------------------
     async def start_iteration(self, step: Step) -> None:
         if step.iteration == 0:
+            await self._operators(step)
             return
         await self._ready(step)
         if len(self.population) == 0:
@@ -108,6 +122,30 @@ class EvoxMemory(BaseMemory):
         if iteration >= step.max_iterations:
             self._finalize(step)
             await st.chain.close()
+
+    async def _operators(self, step: Step) -> None:
+        """Once per run: the guide model's DIVERGE/REFINE texts (kept on resume)."""
+        st = self.state
+        if st.operators:
+            return
+        generic = st.chain.labels
+        if st.generate_operators:
+            outcome = await generate_operators(step.llm, st.task_context, generic)
+            labels, st.operators, error = outcome.labels, outcome.source, outcome.error
+        else:
+            labels, st.operators, error = generic, "default", "disabled"
+        self._use_labels(labels)
+        step.event(
+            "variation_operators",
+            source=st.operators,
+            error=error,
+            diverge=labels.diverge,
+            refine=labels.refine,
+        )
+
+    def _use_labels(self, labels: Labels) -> None:
+        self.state.chain.labels = labels
+        self.state.evolver.labels = labels
 
     # -- strategy lifecycle ----------------------------------------------------------------------
     async def _ready(self, step: Step) -> None:
@@ -168,6 +206,7 @@ class EvoxMemory(BaseMemory):
         job = Rewrite(
             iteration=iteration,
             task=st.task,
+            task_context=st.task_context,
             population=state,
             programs=self._members(),
             window=describe_window(
@@ -206,6 +245,9 @@ class EvoxMemory(BaseMemory):
                 "stagnation": st.stagnation.state_dict(),
                 "generated": st.evolver.generated,
                 "failures": st.failures,
+                "operators": st.operators,
+                "labels": st.chain.labels.as_dict(),
+                "summaries": dict(st.evolver.summaries),
             },
         }
 
@@ -220,6 +262,10 @@ class EvoxMemory(BaseMemory):
         st.stagnation.load_state_dict(extra["stagnation"])
         st.evolver.generated = int(extra.get("generated", 0))
         st.failures = int(extra.get("failures", 0))
+        st.operators = str(extra.get("operators") or "")
+        if extra.get("labels") is not None:
+            self._use_labels(Labels(**extra["labels"]))
+        st.evolver.summaries = dict(extra.get("summaries") or {})
         st.restored, st.ready = extra, False
 
     async def _revive(self, state: Mapping[str, Any], step: Step) -> None:

@@ -24,8 +24,10 @@ from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.rng import make_rng
 from harness.evaluation.driver import TaskEvaluator
 from harness.evaluation.task import load_task
+from harness.evaluation.visible import model_view
 from harness.llm.client import open_llm
 from harness.llm.config import OFFLINE_MODEL, ModelConfig, ResolvedLLM
+from harness.llm.offline.guide_responder import guide_responder
 from harness.llm.offline.responders import diff_responder, rewrite_responder
 from harness.llm.offline.server import start_offline_server
 from harness.llm.offline.strategy_responder import strategy_responder
@@ -58,7 +60,13 @@ async def run_evox(
     )
     loaded = load_task(task)
     server = start_offline_server(
-        seed=seed, responders=(strategy_responder(), diff_responder(), rewrite_responder())
+        seed=seed,
+        responders=(
+            guide_responder(),
+            strategy_responder(),
+            diff_responder(),
+            rewrite_responder(),
+        ),
     )
     meter = UsageMeter()
     settings = ResolvedLLM(
@@ -77,6 +85,7 @@ async def run_evox(
             name=loaded.name,
             description=loaded.prompt_description(),
             language=loaded.card.language,
+            model_context=model_view(loaded),
         ),
     )
     scaffold = build_scaffold(spec, config, env)

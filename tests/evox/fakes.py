@@ -22,6 +22,7 @@ from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.scaffold import Scaffold
 from harness.evox.sandbox import StrategyFactory
 from harness.llm.config import FaultRates
+from harness.llm.offline.guide_responder import guide_responder
 from harness.llm.offline.responders import OfflineRequest, diff_responder, rewrite_responder
 from harness.llm.offline.server import answer
 from harness.llm.offline.strategy_responder import strategy_responder
@@ -49,7 +50,12 @@ class OfflineChat:
         #: Fixed answers to strategy prompts, used in turn (the offline responder otherwise).
         self.strategies = list(strategies or [])
         self.calls: list[tuple[str, list[dict[str, str]]]] = []
-        self.responders = (strategy_responder(), diff_responder(), rewrite_responder())
+        self.responders = (
+            guide_responder(),
+            strategy_responder(),
+            diff_responder(),
+            rewrite_responder(),
+        )
 
     async def generate(self, prompt: Prompt, *, purpose: str, seed: int) -> LLMCall:
         return await self.complete(prompt.messages(), seed=seed, purpose=purpose)

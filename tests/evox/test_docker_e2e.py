@@ -40,3 +40,39 @@ async def test_an_evox_run_switches_falls_back_and_completes(tmp_path: Path) -> 
     assert stored <= scaffold.memory.state.chain.active.known
     assert summary.best_score is not None and summary.best_score >= summary.seed_score
     assert my_strategy_containers() == []
+
+
+async def test_a_60_iteration_run_conditions_switches_on_the_guide_models_insight(
+    tmp_path: Path,
+) -> None:
+    """The offline run of docs/evox.md: every rewrite prompt carries the guide model's problem
+    summary and population insight, and labelled solution prompts carry its operator texts."""
+    summary, store, scaffold = await run_evox(
+        tmp_path / "store.sqlite",
+        task="circle_packing",
+        iterations=60,
+        seed=0,
+        faults="{}",
+        run_id="guided",
+    )
+    log = "\n".join(switch_log(store, "guided"))
+    assert summary.status == "completed" and summary.iterations_done == 60, log
+    switches = store.events("guided", ["strategy_switch"])
+    assert switches, log
+    (operators,) = store.events("guided", ["variation_operators"])
+    assert operators.payload["source"] == "generated"
+    calls = store.llm_exchanges("guided")
+    switched_at = {e.iteration for e in switches}
+    rewrites = [c for c in calls if c["purpose"] == "strategy" and c["iteration"] in switched_at]
+    assert rewrites and all(
+        "## Population insight (guide model" in c["prompt"]
+        and "## Problem summary (guide model)" in c["prompt"]
+        for c in rewrites
+    )
+    labels = scaffold.memory.state.chain.labels
+    labelled = [p for p in store.programs("guided") if p.parent_label]
+    prompts = {c["iteration"]: c["prompt"] for c in calls if c["purpose"] == "propose"}
+    assert all(p.parent_label in (labels.diverge, labels.refine) for p in labelled)
+    assert all(p.parent_label in prompts[p.iteration] for p in labelled)
+    print(f"switches {len(switches)}, labelled children {len(labelled)}")
+    assert my_strategy_containers() == []

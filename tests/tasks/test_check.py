@@ -237,8 +237,8 @@ async def test_hanging_variants_start_before_the_rest() -> None:
     assert sandbox.most_running == 2 and sandbox.most_running_overall == 4
     # The report keeps its documented order whatever order the jobs ran in.
     names = [c.name for c in report.checks]
-    assert names[:4] == ["card", "files", "seed_evaluates", "deterministic"]
-    assert names[4:-1] == [f"rejects_{k}" for k in VARIANTS]
+    assert names[:5] == ["card", "files", "hidden_data", "seed_evaluates", "deterministic"]
+    assert names[5:-1] == [f"rejects_{k}" for k in VARIANTS]
     assert names[-1] == "recomputes_reported"
 
 
@@ -265,7 +265,9 @@ async def test_failing_seed_skips_every_check_that_compares_with_it() -> None:
     report = await _fake_check(_FakeSandbox(task, seed_status="crash"), task)
     status = _status(report)
     assert status["seed_evaluates"] == "fail" and not report.ok
-    later = [c for c in report.checks if c.name not in ("card", "files", "seed_evaluates")]
+    later = [
+        c for c in report.checks if c.name not in ("card", "files", "hidden_data", "seed_evaluates")
+    ]
     assert len(later) == len(VARIANTS) + 2
     assert all(c.status == "skip" and "does not evaluate" in c.detail for c in later)
 

@@ -20,6 +20,7 @@ from harness.evaluation.check._report import CheckReport, CheckResult
 from harness.evaluation.check._static import (
     card_check,
     files_check,
+    hidden_data_check,
     infer_entry_point,
     lie_precondition,
 )
@@ -209,6 +210,7 @@ async def check_task(
     record(card_check(task))
     files = files_check(task, entry)
     record(files)
+    record(hidden_data_check(task))
     if files.status == "fail" or task.initial_program is None:
         record(CheckResult("seed_evaluates", "skip", "the static checks failed"))
     else:

@@ -13,7 +13,13 @@ import textwrap
 from harness.evaluation.check._report import CheckResult
 from harness.evaluation.task import Task
 
-__all__ = ["card_check", "files_check", "infer_entry_point", "lie_precondition"]
+__all__ = [
+    "card_check",
+    "files_check",
+    "hidden_data_check",
+    "infer_entry_point",
+    "lie_precondition",
+]
 
 
 def _top_level_functions(source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -144,3 +150,44 @@ def lie_precondition(seed: str, entry: str | None) -> str:
             "no value of its own to inflate"
         )
     return ""
+
+
+def hidden_data_check(task: Task) -> CheckResult:
+    """``hidden_data``: nothing of a file the card marks hidden reaches what a model is shown."""
+    from harness.evaluation.visible import hidden_leaks, model_view
+
+    hidden = task.card.model_context.hidden
+    view = model_view(task)
+    data = {"model_view_chars": len(view), "evaluator": task.card.model_context.evaluator}
+    if not hidden:
+        return CheckResult(
+            "hidden_data",
+            "pass",
+            f"no file is marked hidden; models see the description and "
+            f"{task.card.model_context.evaluator} evaluator parts ({len(view)} characters)",
+            data,
+        )
+    missing = [name for name in hidden if not (task.path / name).is_file()]
+    if missing:
+        return CheckResult(
+            "hidden_data",
+            "fail",
+            f"model_context.hidden names {', '.join(missing)}, which does not exist in the folder",
+            data,
+        )
+    leaks = hidden_leaks(task)
+    if leaks:
+        return CheckResult(
+            "hidden_data",
+            "fail",
+            f"the text shown to guide/meta models contains data of hidden file(s) "
+            f"{', '.join(leaks)}: move that data out of the evaluator's visible parts (or set "
+            "model_context.evaluator: none)",
+            {**data, "leaks": leaks},
+        )
+    return CheckResult(
+        "hidden_data",
+        "pass",
+        f"{len(hidden)} hidden file(s) never appear in the {len(view)} characters models see",
+        data,
+    )

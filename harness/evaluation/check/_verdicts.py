@@ -187,9 +187,7 @@ def lying_check(results: Mapping[str, EvalResult], seed_score: float, scalars: i
                 data,
             )
         if label != "gross" and NO_REPORTED_VALUE_MARKER in result.stderr_tail:
-            told.append(
-                f"{label}: n/a (the answer is not data followed by a reported number)"
-            )
+            told.append(f"{label}: n/a (the answer is not data followed by a reported number)")
             continue
         if is_failure(result.metrics, result.artifacts):
             told.append(f"{label}: rejected")
