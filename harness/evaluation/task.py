@@ -19,6 +19,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from harness._shipped import shipped_dir
 from harness.core.errors import TaskError
 from harness.core.validation import format_validation_error
 from harness.sandbox.protocol import Limits
@@ -187,7 +188,7 @@ def tasks_root() -> Path:
     env = os.environ.get("GALAPAGOS_TASKS")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "tasks"
+    return shipped_dir("tasks")
 
 
 def list_tasks(root: Path | None = None) -> list[str]:

@@ -8,11 +8,12 @@ module appends that folder to ``sys.path`` (appended, so nothing on the host is 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+
+from harness._shipped import shipped_dir
 
 __all__ = ["COMPAT_DIR", "IMAGES_DIR", "RUNTIME_DIR"]
 
-IMAGES_DIR = Path(__file__).resolve().parents[2] / "sandbox_images"
+IMAGES_DIR = shipped_dir("sandbox_images")
 RUNTIME_DIR = IMAGES_DIR / "runtime"
 COMPAT_DIR = RUNTIME_DIR / "compat"
 
