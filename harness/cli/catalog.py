@@ -93,15 +93,15 @@ def tasks(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     if as_json:
         print_json(rows)
         return
-    table = Table(
-        "task",
-        "objective",
-        "best known",
-        "best stored value",
-        "(combined_score)",
-        "best run",
-        box=None,
-    )
+    table = Table(box=None)
+    longest = max((len(r["name"]) for r in rows), default=4)
+    table.add_column("task", no_wrap=True, min_width=longest)  # names are typed: never cut
+    table.add_column("objective", overflow="fold", ratio=1)
+    table.add_column("best known value", overflow="fold")
+    table.add_column("best stored value", overflow="fold")
+    table.add_column("its combined_score", overflow="fold")
+    runs = [r.get("best_stored_run") or "" for r in rows]
+    table.add_column("best run", no_wrap=True, min_width=max((len(x) for x in runs), default=3))
     for row in rows:
         if "error" in row:
             table.add_row(row["name"], f"[red]{row['error']}[/]", "", "", "", "")

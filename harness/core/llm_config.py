@@ -21,12 +21,19 @@ class ModelConfig(BaseModel):
 
     model_config = _STRICT
 
+    #: The model name the endpoint knows.
     name: str = Field(min_length=1)
+    #: Share of the calls (one model is drawn per call, in proportion to the weights).
     weight: float = Field(default=1.0, ge=0.0)
+    #: Sampling temperature; null = do not send (the endpoint's default).
     temperature: float | None = Field(default=0.7, ge=0.0)
+    #: Completion token cap; null = do not send.
     max_tokens: int | None = Field(default=None, gt=0)
+    #: Nucleus sampling; null = do not send.
     top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    #: Price per million prompt tokens, for cost accounting and llm.max_cost.
     input_cost_per_mtok: float = Field(default=0.0, ge=0.0)
+    #: Price per million completion tokens.
     output_cost_per_mtok: float = Field(default=0.0, ge=0.0)
     #: Provider-specific request fields (``reasoning_effort``, OpenRouter ``provider``, …).
     extra_body: dict[str, Any] = Field(default_factory=dict)
@@ -42,9 +49,13 @@ class FaultRates(BaseModel):
 
     model_config = _STRICT
 
+    #: A diff the proposer cannot parse.
     malformed: float = Field(default=0.0, ge=0.0, le=1.0)
+    #: An edit that changes nothing.
     noop: float = Field(default=0.0, ge=0.0, le=1.0)
+    #: A program that raises when it runs.
     runtime_error: float = Field(default=0.0, ge=0.0, le=1.0)
+    #: A program that does not compile.
     syntax_error: float = Field(default=0.0, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
@@ -60,7 +71,9 @@ class FaultRates(BaseModel):
 class OfflineConfig(BaseModel):
     model_config = _STRICT
 
+    #: Seed of the offline model's answers (with each call's seed).
     seed: int = 0
+    #: Probability per answer of each injected fault (for testing a scaffold's error paths).
     faults: FaultRates = Field(default_factory=FaultRates)
 
 
@@ -69,20 +82,31 @@ class LLMConfig(BaseModel):
 
     model_config = _STRICT
 
+    #: ``offline`` (the shipped mutation model, no endpoint) or ``openai`` (any
+    #: OpenAI-compatible endpoint); naming an endpoint or a model implies ``openai``.
     provider: Literal["offline", "openai"] = "offline"
+    #: The endpoint's base URL (usually ending in /v1); --api-base overrides it.
     api_base: str | None = None
+    #: The NAME of the environment variable holding the key (never the key itself).
     api_key_env: str = Field(default="OPENAI_API_KEY", min_length=1)
+    #: The ensemble: one model drawn per call by weight (items: see llm.models[] below).
     models: list[ModelConfig] = Field(default_factory=list)
     #: Models for guide calls (EvoX variation operators and insight, AdaEvolve paradigms) at
     #: the same endpoint; empty: the run's ``models`` (the reference's ``guide_models``).
     guide_models: list[ModelConfig] = Field(default_factory=list)
+    #: Deadline of one request (seconds).
     timeout_s: float = Field(default=600.0, gt=0.0)
+    #: Extra attempts on transient failures (timeouts, 429, 5xx, connection errors).
     retries: int = Field(default=3, ge=0)
+    #: First backoff; it doubles per retry (capped at 60 s; a Retry-After header wins).
     retry_backoff_s: float = Field(default=2.0, ge=0.0)
     #: Send the per-call ``seed`` (turn off for endpoints that reject the field).
     send_seed: bool = True
+    #: Budget: no call starts once the run has used this many tokens (null: no cap).
     max_total_tokens: int | None = Field(default=None, gt=0)
+    #: Budget: no call starts once the run has spent this much (null: no cap).
     max_cost: float | None = Field(default=None, gt=0.0)
+    #: Settings of the offline model (provider offline only).
     offline: OfflineConfig = Field(default_factory=OfflineConfig)
 
     @model_validator(mode="before")

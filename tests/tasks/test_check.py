@@ -427,7 +427,7 @@ def test_card_check_quotes_the_source_whole_or_cut_at_a_word_with_an_ellipsis(
     from harness.evaluation.check._static import card_check
 
     short = card_check(load_task(TASKS_DIR / "function_minimization"))
-    assert short.detail.endswith("computed with 3000-start L-BFGS-B (papers.md §7)")
+    assert short.detail.endswith("computed with 3000-start L-BFGS-B (docs/tasks.md)")
 
     folder = _copy_task(tmp_path, "function_minimization")
     card = folder / "task.yaml"
