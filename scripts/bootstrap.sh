@@ -26,5 +26,8 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   touch "$stamp"
 fi
 
+# The reference implementations, for the differential tests (a side venv, never imported here).
+bash scripts/oracle-venv.sh
+
 log "building sandbox images (skipped when up to date)"
 .venv/bin/galapagos sandbox build

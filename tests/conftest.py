@@ -30,3 +30,11 @@ def store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "store.sqlite"
     monkeypatch.setenv("GALAPAGOS_STORE", str(path))
     return path
+
+
+@pytest.fixture
+def reference():  # type: ignore[no-untyped-def]
+    """Runs reference code in the oracle venv (skips locally without it; fails under CI=true)."""
+    from tests.oracles.reference import require_oracle
+
+    return require_oracle()

@@ -79,9 +79,10 @@ class _ChildChecks:
 class DiffProposer(_ChildChecks, BaseProposer):
     """SEARCH/REPLACE edits of the parent, applied by whole-line matching.
 
-    ``allow_full_rewrite=True`` (AdaEvolve/SkyDiscover default) takes a response without diff
-    blocks but with a code fence as a full rewrite; ``False`` (OpenEvolve diff mode) makes it an
-    error.  ``allow_partial_diff=True`` applies the matching blocks of a diff and skips the rest
+    ``allow_full_rewrite=True`` (AdaEvolve's behaviour, and what cards 000/001 ask of the greedy
+    scaffolds; SkyDiscover's default controller does not fall back) takes a response without
+    diff blocks but with a code fence as a full rewrite; ``False`` (OpenEvolve diff mode) makes
+    it an error.  ``allow_partial_diff=True`` applies the matching blocks of a diff and skips the rest
     (the reference rule) instead of rejecting the whole diff.  With no parent (from scratch) or a
     ``rewrite`` prompt, the response is read as a full program.
     """

@@ -453,6 +453,9 @@ class Controller:
                     **selection.tags,
                     "parent_score": parent.score if parent else None,
                     "attempt": index,
+                    # The reference's field names (EvoX strategies may read them).
+                    "changes": proposal.changes,
+                    "parent_metrics": dict(parent.metrics) if parent else None,
                 },
             )
             if failed:  # admitted anyway: from scratch, or the scaffold admits failures

@@ -4,7 +4,8 @@
   numeric, non-bool metrics, else 0.0.  One deliberate deviation: a non-finite score becomes
   ``-inf`` so that ordering stays total (the sandbox already rejects NaN before this point).
 - ``is_failure``: true when ``validity`` is 0 or -1; or ``timeout is True`` with no ``validity``;
-  or ``combined_score == 0`` with an ``error`` in the metrics or the artifacts.  A bare
+  or ``combined_score == 0`` (``False`` included) with an ``error`` in the metrics or the
+  artifacts.  A bare
   ``{"error": 0.0}`` is *not* a failure (it is stored with score 0.0), as in the reference.
 """
 
@@ -51,6 +52,11 @@ def is_failure(metrics: Mapping[str, Any], artifacts: Mapping[str, Any] | None =
         return True
     if "combined_score" in metrics:
         cs = metrics["combined_score"]
-        if _is_number(cs) and cs == 0 and ("error" in metrics or "error" in artifacts):
+        # ``False == 0`` in the reference's check, so a bool counts here too.
+        if (
+            isinstance(cs, numbers.Real)
+            and cs == 0
+            and ("error" in metrics or "error" in artifacts)
+        ):
             return True
     return False

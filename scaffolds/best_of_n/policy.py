@@ -3,7 +3,7 @@
 Faithful to SkyDiscover's ``BestOfNDatabase``: the reuse counter advances in ``observe`` and
 only when a child was admitted (a failed iteration is a free retry on the same parent); a new
 parent is the program with the highest ``combined_score`` (missing or non-numeric counts as
--inf, ties go to the earliest), not ``get_score``.  Inspirations are a fresh random sample of up
+-inf, a bool as 0 or 1, ties go to the earliest), not ``get_score``.  Inspirations are a fresh random sample of up
 to k programs from the top max(2k, 10), excluding the parent.
 """
 
@@ -32,8 +32,10 @@ class BestOfNConfig(StrictModel):
 
 
 def combined_score_key(program: Program) -> float:
+    """The reference's ``safe_score``: a numeric ``combined_score`` (a bool counts, as
+    ``isinstance(True, (int, float))`` does), else -inf."""
     value = program.metrics.get("combined_score")
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+    if isinstance(value, numbers.Real):
         return float(value)
     return float("-inf")
 

@@ -131,3 +131,18 @@ def test_global_best_matches_the_reference_argmax_on_mixed_metrics() -> None:
             if combined_score_key(p) > combined_score_key(expected):
                 expected = p
         assert global_best(pop).id == expected.id, trial
+
+
+def test_a_bool_combined_score_is_a_best_of_n_parent_key_as_in_the_reference() -> None:
+    """``safe_score`` counts ``True`` as 1.0 (``isinstance(True, (int, float))``)."""
+    from scaffolds.best_of_n.policy import combined_score_key
+
+    flagged = Program(id="t", code="", iteration=1, metrics={"combined_score": True}, score=1.0)
+    text = Program(id="s", code="", iteration=2, metrics={"combined_score": "n/a"}, score=0.0)
+    assert combined_score_key(flagged) == 1.0 and combined_score_key(text) == float("-inf")
+    pop = InMemoryPopulation()
+    seed = Program(id="p0", code="", iteration=0, metrics={"combined_score": 0.5}, score=0.5)
+    for p in (seed, flagged, text):
+        pop.add(p)
+    selection = BestOfNPolicy(random.Random(0), BestOfNConfig()).select(pop, 3)
+    assert selection.parent is flagged

@@ -15,6 +15,8 @@ from harness.core.scoring import get_score, is_failure
         ({"error": 0.0}, {}, False),  # the generic crash dict is stored with score 0
         ({"combined_score": 0, "error": "x"}, {}, True),
         ({"combined_score": 0.0}, {"error": "boom"}, True),  # error in the artifacts counts too
+        ({"combined_score": False, "error": "x"}, {}, True),  # False == 0, as in the reference
+        ({"combined_score": True, "error": "x"}, {}, False),
         ({"combined_score": 0.0}, {}, False),
         ({"combined_score": 0.2, "error": "x"}, {}, False),
         ({"timeout": True, "validity": 1}, {}, False),

@@ -1,0 +1,1 @@
+"""The reference implementations as test oracles (see README.md here)."""
