@@ -82,9 +82,9 @@ class DiffProposer(_ChildChecks, BaseProposer):
     ``allow_full_rewrite=True`` (AdaEvolve's behaviour, and what cards 000/001 ask of the greedy
     scaffolds; SkyDiscover's default controller does not fall back) takes a response without
     diff blocks but with a code fence as a full rewrite; ``False`` (OpenEvolve diff mode) makes
-    it an error.  ``allow_partial_diff=True`` applies the matching blocks of a diff and skips the rest
-    (the reference rule) instead of rejecting the whole diff.  With no parent (from scratch) or a
-    ``rewrite`` prompt, the response is read as a full program.
+    it an error.  ``allow_partial_diff=True`` applies the matching blocks of a diff and skips the
+    rest (the reference rule) instead of rejecting the whole diff.  With no parent (from scratch)
+    or a ``rewrite`` prompt, the response is read as a full program.
     """
 
     def __init__(

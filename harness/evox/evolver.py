@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from harness.core.errors import LLMError, StrategyError
 from harness.core.proposer import LLM
@@ -25,9 +26,18 @@ from harness.evox.prefilter import prefilter
 from harness.evox.records import Labels
 from harness.evox.sandbox import ContainerLimits, StrategyFactory
 from harness.evox.strategies import RemoteStrategy
-from strategy_tests import ValidConfig, validate
 
-__all__ = ["Rewrite", "StrategyEvolver"]
+__all__ = ["Rewrite", "StrategyEvolver", "Validator"]
+
+
+class Validator(Protocol):
+    """Valid(·), injected (``strategy_tests.validate``): the suite builds on this package, so
+    this package does not import it."""
+
+    async def __call__(
+        self, source: str, *, factory: StrategyFactory, labels: Labels, config: Any
+    ) -> Any: ...
+
 
 SOURCE_CHARS = 20_000
 
@@ -54,7 +64,8 @@ class StrategyEvolver:
         labels: Labels,
         run_seed: int,
         limits: ContainerLimits,
-        valid: ValidConfig,
+        valid: Any,
+        validate: Validator,
         retries: int = 3,
         use_prefilter: bool = True,
         fault_directive: str = "",
@@ -66,6 +77,7 @@ class StrategyEvolver:
         self.run_seed = run_seed
         self.limits = limits
         self.valid = valid
+        self.validate = validate
         self.retries = retries
         self.use_prefilter = use_prefilter
         self.fault_directive = fault_directive
@@ -170,7 +182,9 @@ class StrategyEvolver:
                     source=source[:SOURCE_CHARS],
                 )
                 return verdict.reason()
-        report = await validate(source, factory=self.factory, labels=self.labels, config=self.valid)
+        report = await self.validate(
+            source, factory=self.factory, labels=self.labels, config=self.valid
+        )
         failed = report.failure
         emit(
             "strategy_validation",

@@ -3,8 +3,8 @@
 Faithful to SkyDiscover's ``BestOfNDatabase``: the reuse counter advances in ``observe`` and
 only when a child was admitted (a failed iteration is a free retry on the same parent); a new
 parent is the program with the highest ``combined_score`` (missing or non-numeric counts as
--inf, a bool as 0 or 1, ties go to the earliest), not ``get_score``.  Inspirations are a fresh random sample of up
-to k programs from the top max(2k, 10), excluding the parent.
+-inf, a bool as 0 or 1, ties go to the earliest), not ``get_score``.  Inspirations are a fresh
+random sample of up to k programs from the top max(2k, 10), excluding the parent.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from harness.llm.offline.strategy_faults import directive
 from scaffolds.evox.config import EvolvedSamplerConfig, EvoxPopulationConfig, StrategyHistoryConfig
 from scaffolds.evox.memory import EvoxMemory, EvoxState
 from scaffolds.evox.policy import EvolvedStrategySampler
+from strategy_tests import validate
 
 __all__ = ["BLOCKS"]
 
@@ -67,6 +68,7 @@ def _memory(cfg: StrategyHistoryConfig, ctx: BuildContext) -> EvoxMemory:
         run_seed=env.seed,
         limits=sampler.container.limits(),
         valid=cfg.validation.config(seed=env.seed),
+        validate=validate,
         retries=cfg.generation_retries,
         use_prefilter=cfg.prefilter,
         fault_directive=directive(cfg.offline_faults) if offline else "",

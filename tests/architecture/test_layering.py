@@ -119,6 +119,10 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def test_packages_import_each_other_without_cycles() -> None:
+    assert _cycles(package_graph()) == []
+
+
 def test_core_depends_on_no_other_package() -> None:
     assert package_graph().get("harness.core", set()) == set()
 
