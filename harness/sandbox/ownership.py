@@ -114,9 +114,20 @@ def remove_containers(containers: list[docker.models.containers.Container]) -> l
             removed.append(container.name)
         except docker.errors.NotFound:
             removed.append(container.name)
-        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+        except docker.errors.APIError as exc:
+            if _removal_in_progress(exc):  # another remover got there first: it is going
+                removed.append(container.name)
+            else:
+                log.warning("could not remove container %s: %s", container.name, exc)
+        except requests.exceptions.RequestException as exc:
             log.warning("could not remove container %s: %s", container.name, exc)
     return removed
+
+
+def _removal_in_progress(exc: docker.errors.APIError) -> bool:
+    """The engine's 409 "removal of container … is already in progress"."""
+    status = getattr(exc, "status_code", None)
+    return status == 409 and "already in progress" in str(exc)
 
 
 def reap_orphans(client: docker.DockerClient) -> list[str]:
