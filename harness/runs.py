@@ -24,7 +24,9 @@ from harness.core.blocks import BuildEnv
 from harness.core.config import (
     RunConfig,
     SeedFrom,
+    deep_merge,
     dotted_get,
+    nest,
     override_patch,
     read_yaml,
     shown_override,
@@ -39,10 +41,12 @@ from harness.core.registry import (
     get_spec,
     list_scaffolds,
     load_config,
+    unused_task_keys,
     validate_stored,
 )
 from harness.core.rng import make_rng
 from harness.core.scaffold import Scaffold
+from harness.evaluation.folder_config import FolderConfig
 from harness.evaluation.task import Task, load_task
 from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
@@ -123,12 +127,23 @@ def plan_run(
     models: tuple[str, ...] = (),
     sandbox: str | None = None,
     seed_from: SeedFrom | None = None,
+    task_config: str | None = None,
 ) -> RunPlan:
     """Validate everything a run needs before anything starts (bad input fails here).
 
     ``seed_from`` starts the run from another run's program instead of the task's initial
-    program (see :func:`seed_from_run`)."""
-    loaded_task = load_task(task)
+    program (see :func:`seed_from_run`).  A compat folder's own config file (its
+    ``config.yaml``, or ``task_config``) contributes task-level keys to the task and search
+    defaults below the user's file, ``--set`` and flags; what it holds that is not used is
+    named in one note."""
+    loaded_task = load_task(task, config_file=task_config)
+    folder = loaded_task.folder_config
+    task_layer = None
+    if folder is not None and folder.search:
+        patch: dict[str, Any] = {}
+        for key, value in folder.search.items():
+            patch = deep_merge(patch, nest(key, value))
+        task_layer = (str(folder.path), patch)
     flags: dict[str, Any] = {}
     if iterations is not None:
         flags.setdefault("general", {})["max_iterations"] = iterations
@@ -142,11 +157,34 @@ def plan_run(
         overrides=overrides,
         flags=flags,
         flag_names=FLAG_NAMES,
+        task_layer=task_layer,
     )
     resolved = resolve_llm_config(config.llm, api_base=api_base, models=models)
-    config = config.model_copy(update={"llm": resolved.as_config(), "seed_from": seed_from})
+    config = config.model_copy(
+        update={"llm": resolved.as_config(), "seed_from": seed_from, "task_config": task_config}
+    )
     notes = [*_flag_override_notes(config_file, overrides or [], flags), *resolved.notes]
+    if folder is not None:
+        notes += _folder_notes(folder, config, task_layer)
     return RunPlan(spec, config, loaded_task, notes=tuple(notes))
+
+
+def _folder_notes(
+    folder: FolderConfig, config: RunConfig, layer: tuple[str, Mapping[str, Any]] | None
+) -> list[str]:
+    """What the folder's config contributed, and (one line) every key of it not used."""
+    used = folder.task_keys()
+    unused = list(folder.ignored)
+    if layer is not None:
+        skipped = set(unused_task_keys(config.blocks, layer[1]))
+        used += [key for key in folder.search if key not in skipped]
+        unused += sorted(skipped)
+    notes = []
+    if used:
+        notes.append(f"{folder.path.name} ({folder.format} format) applies: {', '.join(used)}")
+    if unused:
+        notes.append(f"{folder.path.name}: not used here: {', '.join(unused)}")
+    return notes
 
 
 def seed_from_run(store: SQLiteStore, run_id: str, program_id: str | None = None) -> SeedFrom:
@@ -222,7 +260,7 @@ def plan_resume(
         general = config.general.model_copy(update={"max_iterations": iterations})
         config = config.model_copy(update={"general": general})
     task_ref = run.task_path if run.task_path and Path(run.task_path).is_dir() else run.task
-    task = load_task(task_ref)
+    task = load_task(task_ref, config_file=config.task_config)
     if run.task_hash and task.digest() != run.task_hash:
         raise TaskError(
             f"task {task.name} changed since run {run.id} started (its files differ); "
@@ -364,6 +402,7 @@ async def execute(
                 language=card.language,
                 eval_timeout_s=plan.config.evaluator.timeout_s or card.limits.wall_s,
                 model_context=model_view(plan.task),
+                system_message=plan.task.system_message,
             ),
             run_id=run_id,
         )

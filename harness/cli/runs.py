@@ -100,6 +100,14 @@ def run(
             help="docker (default) or local (host subprocesses: UNSAFE for untrusted code).",
         ),
     ] = None,
+    task_config: Annotated[
+        str | None,
+        typer.Option(
+            "--task-config",
+            help="A compat task folder's config file to use (default: its config.yaml), e.g. "
+            "OpenEvolve's config_phase_1.yaml.",
+        ),
+    ] = None,
     from_run: Annotated[
         str | None,
         typer.Option(
@@ -132,6 +140,7 @@ def run(
         scaffold=scaffold,
         task=task,
         seed_from=origin,
+        task_config=task_config,
         config_file=config,
         overrides=list(set_ or []),
         iterations=iterations,
@@ -215,7 +224,7 @@ def _drive(
             err.print(f"LLM: {services.llm_description}")
         err.print(f"sandbox: {plan.config.evaluator.sandbox}")
         for note in services.notices:
-            err.print(f"[yellow]note:[/] {note}")
+            err.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
         bar.start()
 
     def on_progress(p: RunProgress) -> None:

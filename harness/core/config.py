@@ -135,6 +135,8 @@ class RunConfig(StrictModel):
     seed: int = Field(0, ge=0, le=MAX_SEED)
     #: Set by ``run --from``: the program the run starts from (else the task's initial program).
     seed_from: SeedFrom | None = None
+    #: ``--task-config``: the compat folder's config file the run used (else its config.yaml).
+    task_config: str | None = None
     general: GeneralConfig = GeneralConfig()
     llm: LLMConfig = LLMConfig()
     evaluator: EvaluatorConfig = EvaluatorConfig()

@@ -49,6 +49,7 @@ __all__ = [
     "list_blocks",
     "list_scaffolds",
     "load_config",
+    "unused_task_keys",
     "scaffolds_root",
 ]
 
@@ -202,8 +203,14 @@ def load_config(
     overrides: list[str] | None = None,
     flags: Mapping[str, Any] | None = None,
     flag_names: Mapping[str, str] | None = None,
+    task_layer: tuple[str, Mapping[str, Any]] | None = None,
 ) -> tuple[ScaffoldSpec, RunConfig]:
-    """Composition ⊕ file ⊕ ``--set`` ⊕ CLI flags, validated strictly for the chosen blocks.
+    """Composition ⊕ task folder defaults ⊕ file ⊕ ``--set`` ⊕ CLI flags, validated strictly
+    for the chosen blocks.
+
+    ``task_layer`` is a compat folder's search defaults (named by its file, nested keys); a
+    key the chosen blocks do not have is dropped from it here and returned by
+    :func:`unused_task_keys` for the caller to name.
 
     ``flag_names`` maps a dotted key of ``flags`` to the flag that set it (``"seed": "--seed"``)
     so that an invalid value is reported against the flag, file or ``--set`` it came from.  A
@@ -246,9 +253,13 @@ def load_config(
         if slot in COMPONENT_SECTIONS and block != (defaults.get("blocks") or {}).get(slot)
     }
     base = {k: v for k, v in defaults.items() if k not in swapped}
-    layers: list[Layer] = [(str(spec.path), base), *upper]
     composition = _composition(blocks, "blocks")
     model = config_model(composition)
+    layers: list[Layer] = [(str(spec.path), base)]
+    if task_layer is not None:
+        name, patch = task_layer
+        layers.append((name, _known_keys(model, patch)))
+    layers += upper
     data: dict[str, Any] = {}
     for _, layer in layers:
         data = deep_merge(data, layer)
@@ -257,11 +268,49 @@ def load_config(
     if flags:
         # A bad value in the file or a --set is an error even where a flag overrides it.
         below: dict[str, Any] = {}
-        for _, layer in layers[: 1 + user_layers]:
+        kept = len(layers) - len(upper) + user_layers
+        for _, layer in layers[:kept]:
             below = deep_merge(below, layer)
         below["scaffold"] = spec.name
-        validate_config(model, below, source=layers[: 1 + user_layers])
+        validate_config(model, below, source=layers[:kept])
     return spec, config
+
+
+def _known_keys(model: type[Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """``patch`` without the keys ``model`` does not have (nested mappings walked)."""
+    out: dict[str, Any] = {}
+    for key, value in patch.items():
+        field_info = getattr(model, "model_fields", {}).get(key)
+        if field_info is None:
+            continue
+        sub = field_info.annotation
+        if isinstance(value, Mapping) and hasattr(sub, "model_fields"):
+            inner = _known_keys(sub, value)
+            if inner:
+                out[key] = inner
+        else:
+            out[key] = value
+    return out
+
+
+def unused_task_keys(
+    composition: Composition, patch: Mapping[str, Any], prefix: str = ""
+) -> list[str]:
+    """Dotted keys of a task layer that the composition's config model has no place for."""
+    model = config_model(composition)
+    kept = _known_keys(model, patch)
+
+    def walk(data: Mapping[str, Any], have: Mapping[str, Any], path: str) -> list[str]:
+        missing = []
+        for key, value in data.items():
+            dotted = f"{path}{key}"
+            if key not in have:
+                missing.append(dotted)
+            elif isinstance(value, Mapping) and isinstance(have[key], Mapping):
+                missing += walk(value, have[key], dotted + ".")
+        return missing
+
+    return walk(patch, kept, prefix)
 
 
 def build_scaffold(spec: ScaffoldSpec, config: RunConfig, env: BuildEnv) -> Scaffold:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from harness._shipped import shipped_dir
 from harness.core.errors import TaskError
 from harness.core.validation import format_validation_error
+from harness.evaluation.folder_config import FolderConfig, find_folder_config, read_folder_config
 from harness.sandbox.protocol import Limits
 
 __all__ = [
@@ -36,7 +37,7 @@ __all__ = [
     "tasks_root",
 ]
 
-#: OpenEvolve's cascade thresholds, used for compat folders that do not state their own.
+#: OpenEvolve's cascade thresholds, used for compat folders without a config file.
 OPENEVOLVE_THRESHOLDS = (0.5, 0.75, 0.9)
 #: Files shipped to the sandbox are capped so a task folder cannot balloon every job.
 MAX_TASK_BYTES = 16 << 20
@@ -130,6 +131,11 @@ class TaskCard(_Strict):
     validity: str = ""
     #: What a guide/meta model may see of the task (see :class:`ModelContext`).
     model_context: ModelContext = ModelContext()
+    #: The system message of every solution prompt, in place of the generic one (domain
+    #: knowledge: what is known, what works).  A scaffold's ``prompt.system_message`` wins.
+    system_message: str | None = None
+    #: File suffix of candidate programs (compat folders may set it; default from language).
+    file_suffix: str | None = None
 
     @model_validator(mode="after")
     def _check(self) -> TaskCard:
@@ -154,6 +160,12 @@ class Task:
     #: Trusted files for the sandbox: relative path → bytes (evaluator first).
     files: Mapping[str, bytes]
     initial_program: str | None
+    #: A compat folder's own config (its task-level keys are already in the card).
+    folder_config: FolderConfig | None = None
+
+    @property
+    def system_message(self) -> str | None:
+        return self.card.system_message
 
     @property
     def name(self) -> str:
@@ -236,8 +248,9 @@ def _read_card(folder: Path) -> TaskCard:
         raise TaskError(f"{card_path}: {format_validation_error(exc, TaskCard)}") from exc
 
 
-def _compat_card(folder: Path) -> TaskCard:
-    """Synthesise a card for an OpenEvolve/SkyDiscover folder from its evaluator's functions."""
+def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
+    """Synthesise a card for an OpenEvolve/SkyDiscover folder from its evaluator's functions
+    and its own config file's task-level keys (see :mod:`harness.evaluation.folder_config`)."""
     evaluator = folder / "evaluator.py"
     try:
         tree = ast.parse(evaluator.read_text())
@@ -248,20 +261,16 @@ def _compat_card(folder: Path) -> TaskCard:
         raise TaskError(f"{evaluator}: defines neither evaluate() nor evaluate_stage1()")
     thresholds = list(OPENEVOLVE_THRESHOLDS)
     limits: dict[str, Any] = {}
-    config = folder / "config.yaml"
-    if config.exists():
-        try:
-            cfg = yaml.safe_load(config.read_text()) or {}
-            ev = cfg.get("evaluator") or {}
-            if isinstance(ev.get("cascade_thresholds"), list):
-                thresholds = [float(t) for t in ev["cascade_thresholds"]]
-            if isinstance(ev.get("timeout"), int | float):
-                limits["wall_s"] = float(min(ev["timeout"], 3600))
-        except (yaml.YAMLError, AttributeError, TypeError, ValueError):
-            pass  # an unreadable peer config only loses its hints
+    cascade_on = True
+    if config is not None:
+        thresholds = list(config.thresholds or config.default_thresholds)
+        if config.timeout_s is not None:
+            limits["wall_s"] = config.timeout_s
+        if config.cascade is False and "evaluate" in funcs:
+            cascade_on = False  # the folder turns its cascade off: evaluate() alone
     stages: list[CascadeStage] = []
     n = 1
-    while f"evaluate_stage{n}" in funcs:
+    while cascade_on and f"evaluate_stage{n}" in funcs:
         stages.append(CascadeStage(function=f"evaluate_stage{n}"))
         n += 1
     cascade: tuple[CascadeStage, ...] = ()
@@ -277,6 +286,7 @@ def _compat_card(folder: Path) -> TaskCard:
         )
     seeds = (folder / "initial_program.py", folder / "initial_program.rs")
     initial = next((p.name for p in seeds if p.exists()), "initial_program.py")
+    language = (config.language if config else None) or "python"
     return TaskCard(
         name=folder.name,
         description=f"OpenEvolve/SkyDiscover task folder {folder.name} (compat mode).",
@@ -286,6 +296,9 @@ def _compat_card(folder: Path) -> TaskCard:
         cascade=cascade,
         initial_program=initial,
         preload=("numpy",),
+        language=language,
+        system_message=config.system_message if config else None,
+        file_suffix=config.file_suffix if config else None,
     )
 
 
@@ -314,13 +327,24 @@ def _collect_files(folder: Path, card: TaskCard) -> dict[str, bytes]:
     return files
 
 
-def load_task(name_or_path: str | os.PathLike[str]) -> Task:
-    """Load a shipped task by name, or any task folder (native or compat) by path."""
+def load_task(name_or_path: str | os.PathLike[str], *, config_file: str | None = None) -> Task:
+    """Load a shipped task by name, or any task folder (native or compat) by path.
+
+    ``config_file`` chooses a compat folder's config file (default: its ``config.yaml`` when
+    present), e.g. OpenEvolve's ``config_phase_1.yaml``."""
     folder = _resolve(name_or_path)
+    folder_config: FolderConfig | None = None
     if (folder / "task.yaml").exists():
+        if config_file is not None:
+            raise TaskError(
+                f"{folder} is a native task (task.yaml); --task-config applies to "
+                "OpenEvolve/SkyDiscover folders only"
+            )
         card = _read_card(folder)
     elif (folder / "evaluator.py").exists():
-        card = _compat_card(folder)
+        found = find_folder_config(folder, config_file)
+        folder_config = read_folder_config(found) if found is not None else None
+        card = _compat_card(folder, folder_config)
     else:
         raise TaskError(
             f"{folder}: not a task folder (needs task.yaml, or evaluator.py for an "
@@ -337,4 +361,6 @@ def load_task(name_or_path: str | os.PathLike[str]) -> Task:
             f"{folder}: the initial program {card.initial_program} does not exist; add it, or "
             "set from_scratch: true in task.yaml to search without a seed program"
         )
-    return Task(card=card, path=folder, files=files, initial_program=initial)
+    return Task(
+        card=card, path=folder, files=files, initial_program=initial, folder_config=folder_config
+    )

@@ -100,3 +100,13 @@ def test_a_missing_seed_program_is_an_error_unless_the_card_says_from_scratch(tm
     card = folder / "task.yaml"
     card.write_text(card.read_text() + "from_scratch: true\n")
     assert load_task(str(folder)).initial_program is None
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_shipped_task_has_a_domain_system_message(name: str) -> None:
+    card = load_task(name).card
+    assert card.system_message and len(card.system_message) > 200
+    assert "expert" in card.system_message
+    if name != "online_bin_packing":  # its best known is a percentage, stated as such
+        digits = f"{card.best_known.value:.12f}".lstrip("-")[:5]  # truncated, not rounded
+        assert digits in card.system_message, (name, digits)

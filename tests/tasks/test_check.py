@@ -340,11 +340,13 @@ async def test_compat_folder_reports_what_it_cannot_check(local_backend) -> None
     partial = {f"rejects_{k}" for k in PARTIAL_NAN_VARIANTS}  # its answer is one number
     assert set(skipped) == {
         "card",
+        "folder_config",  # the fixture has no config.yaml
         "rejects_reads_task_files",
         "rejects_forges_runner_output",
         *partial,
     }
-    assert report.to_dict()["summary"]["skip"] == 3 + len(partial)
+    assert "no config.yaml" in skipped["folder_config"]
+    assert report.to_dict()["summary"]["skip"] == 4 + len(partial)
     # A well-behaved OpenEvolve-style evaluator passes every check that applies to it.
     assert report.ok, [c for c in report.checks if c.status == "fail"]
 

@@ -20,6 +20,7 @@ from harness.evaluation.check._report import CheckReport, CheckResult
 from harness.evaluation.check._static import (
     card_check,
     files_check,
+    folder_config_check,
     hidden_data_check,
     infer_entry_point,
     lie_precondition,
@@ -208,6 +209,8 @@ async def check_task(
 
     entry = card.entry_point or (infer_entry_point(task) if card.mode == "compat" else None)
     record(card_check(task))
+    if card.mode == "compat":
+        record(folder_config_check(task))
     files = files_check(task, entry)
     record(files)
     record(hidden_data_check(task))

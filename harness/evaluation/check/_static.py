@@ -16,6 +16,7 @@ from harness.evaluation.task import Task
 __all__ = [
     "card_check",
     "files_check",
+    "folder_config_check",
     "hidden_data_check",
     "infer_entry_point",
     "lie_precondition",
@@ -191,3 +192,29 @@ def hidden_data_check(task: Task) -> CheckResult:
         f"{len(hidden)} hidden file(s) never appear in the {len(view)} characters models see",
         data,
     )
+
+
+def folder_config_check(task: Task) -> CheckResult:
+    """``folder_config``: what a compat folder's own config file contributes (and does not)."""
+    config = task.folder_config
+    if config is None:
+        why = (
+            "native task: task.yaml is the config"
+            if task.card.mode == "sealed"
+            else ("the folder has no config.yaml")
+        )
+        return CheckResult("folder_config", "skip", why)
+    applied = config.task_keys()
+    data = {
+        "file": str(config.path),
+        "format": config.format,
+        "task_keys": applied,
+        "search_defaults": dict(config.search),
+        "not_used": list(config.ignored),
+    }
+    parts = [f"{config.path.name} ({config.format} format)"]
+    parts.append(f"task keys: {', '.join(applied) or 'none'}")
+    parts.append(f"search defaults: {', '.join(config.search) or 'none'}")
+    if config.ignored:
+        parts.append(f"not used: {', '.join(config.ignored)}")
+    return CheckResult("folder_config", "pass", "; ".join(parts), data)
