@@ -48,8 +48,6 @@ def test_a_removal_already_in_progress_counts_as_removed() -> None:
         response.status_code = status
         return docker.errors.APIError(text, response=response, explanation=text)
 
-    assert _removal_in_progress(
-        error(409, "removal of container abc is already in progress")
-    )
+    assert _removal_in_progress(error(409, "removal of container abc is already in progress"))
     assert not _removal_in_progress(error(409, "conflict: container is paused"))
     assert not _removal_in_progress(error(500, "removal of container abc is already in progress"))
