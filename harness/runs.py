@@ -166,6 +166,12 @@ def plan_run(
     notes = [*_flag_override_notes(config_file, overrides or [], flags), *resolved.notes]
     if folder is not None:
         notes += _folder_notes(folder, config, task_layer)
+    card = loaded_task.card
+    if card.requirements:
+        notes.append(
+            f"requirements.txt lists {', '.join(card.requirements)}: candidates run in image "
+            f"{card.image} (built on first use)"
+        )
     return RunPlan(spec, config, loaded_task, notes=tuple(notes))
 
 

@@ -136,6 +136,9 @@ class TaskCard(_Strict):
     system_message: str | None = None
     #: File suffix of candidate programs (compat folders may set it; default from language).
     file_suffix: str | None = None
+    #: A compat folder's requirements.txt: packages its image must carry (the image is then a
+    #: pip layer over ``python-eval`` with those it lacks, built on first use).
+    requirements: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _check(self) -> TaskCard:
@@ -287,6 +290,13 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
     seeds = (folder / "initial_program.py", folder / "initial_program.rs")
     initial = next((p.name for p in seeds if p.exists()), "initial_program.py")
     language = (config.language if config else None) or "python"
+    requirements = _requirements(folder)
+    image = "python-eval"
+    if requirements:
+        from harness.sandbox.images import derived_name, image_packages, requirement_name
+
+        present = image_packages(image)
+        image = derived_name(image, [r for r in requirements if requirement_name(r) not in present])
     return TaskCard(
         name=folder.name,
         description=f"OpenEvolve/SkyDiscover task folder {folder.name} (compat mode).",
@@ -299,7 +309,24 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
         language=language,
         system_message=config.system_message if config else None,
         file_suffix=config.file_suffix if config else None,
+        image=image,
+        requirements=requirements,
     )
+
+
+def _requirements(folder: Path) -> tuple[str, ...]:
+    """The pip requirements a compat folder lists (``requirements.txt``): names and version
+    specifiers only (options, includes and URLs are not installable into an offline image)."""
+    path = folder / "requirements.txt"
+    if not path.is_file():
+        return ()
+    out = []
+    for raw in path.read_text().splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line or line.startswith("-") or "://" in line or line.startswith("."):
+            continue
+        out.append(line)
+    return tuple(out)
 
 
 def _collect_files(folder: Path, card: TaskCard) -> dict[str, bytes]:

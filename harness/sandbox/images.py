@@ -31,6 +31,9 @@ from harness.sandbox._runtime import IMAGES_DIR, RUNTIME_DIR
 __all__ = [
     "ImageRecipe",
     "build_images",
+    "derived_name",
+    "image_packages",
+    "requirement_name",
     "image_present",
     "image_tag",
     "load_recipes",
@@ -120,12 +123,62 @@ def _digest(recipe: ImageRecipe, recipes: dict[str, ImageRecipe]) -> str:
     return h.hexdigest()[:16]
 
 
-def image_tag(name: str, recipes: dict[str, ImageRecipe] | None = None) -> str:
-    """``galapagos/<name>:<hash>`` for the image called ``name`` in images.yaml."""
+#: Separates a base image from extra pip requirements in a derived image's name
+#: (``python-eval+sympy==1.14.0+mpmath``: a layer over ``python-eval`` with those packages).
+DERIVED = "+"
+
+
+def derived_name(base: str, requirements: Iterable[str]) -> str:
+    """The image name of ``base`` plus pip ``requirements`` (``base`` when there are none)."""
+    extra = sorted({r.strip() for r in requirements if r.strip()})
+    return DERIVED.join([base, *extra]) if extra else base
+
+
+def with_derived(names: Iterable[str], recipes: dict[str, ImageRecipe]) -> dict[str, ImageRecipe]:
+    """``recipes`` plus a recipe for every derived name among ``names`` (see
+    :func:`derived_name`): a pip layer over its base, tagged ``<base>-req-<hash>``."""
+    out = dict(recipes)
+    for name in names:
+        if DERIVED not in name or name in out:
+            continue
+        base, *extra = name.split(DERIVED)
+        if base not in recipes:
+            raise ConfigError(
+                f"unknown sandbox image {base!r} (in {name!r}); valid images: {', '.join(recipes)}"
+            )
+        digest = hashlib.sha256("\n".join(sorted(extra)).encode()).hexdigest()[:10]
+        out[name] = ImageRecipe(
+            name=f"{base}-req-{digest}", parent=base, pip=tuple(sorted(extra)), runtime=False
+        )
+    return out
+
+
+def image_packages(name: str, recipes: dict[str, ImageRecipe] | None = None) -> set[str]:
+    """Normalised names of the pip packages in image ``name`` and its parents."""
     recipes = recipes if recipes is not None else load_recipes()
+    names: set[str] = set()
+    current = recipes.get(name)
+    while current is not None:
+        names |= {requirement_name(r) for r in current.pip}
+        current = recipes.get(current.parent) if current.parent else None
+    return names
+
+
+def requirement_name(requirement: str) -> str:
+    """``SciPy>=1.11 ; python_version>'3'`` → ``scipy`` (PEP 503 normalised)."""
+    head = requirement.split(";")[0].strip()
+    for sep in ("[", "=", "<", ">", "!", "~", " ", "@"):
+        head = head.split(sep)[0]
+    return head.strip().lower().replace("_", "-").replace(".", "-")
+
+
+def image_tag(name: str, recipes: dict[str, ImageRecipe] | None = None) -> str:
+    """``galapagos/<name>:<hash>`` for the image called ``name`` in images.yaml (or a derived
+    name, see :func:`derived_name`)."""
+    recipes = with_derived([name], recipes if recipes is not None else load_recipes())
     if name not in recipes:
         raise ConfigError(f"unknown sandbox image {name!r}; valid images: {', '.join(recipes)}")
-    return f"{REPOSITORY}/{name}:{_digest(recipes[name], recipes)}"
+    return f"{REPOSITORY}/{recipes[name].name}:{_digest(recipes[name], recipes)}"
 
 
 def image_present(client: docker.DockerClient, tag: str) -> bool:
@@ -309,11 +362,12 @@ def build_images(
 
     Idempotent: an image whose tag exists is skipped unless ``force``.
     """
-    recipes = load_recipes()
+    wanted = list(names) if names is not None else None
+    recipes = with_derived(wanted or [], load_recipes())
     client = client or docker.from_env(timeout=600)
     tags: dict[str, str] = {}
     try:
-        for name in _chain(names or recipes, recipes):
+        for name in _chain(wanted or recipes, recipes):
             recipe, tag = recipes[name], image_tag(name, recipes)
             tags[name] = tag
             if not force and image_present(client, tag):

@@ -288,3 +288,27 @@ def test_the_folders_cascade_thresholds_stop_a_stage_the_defaults_would_pass(
     assert a["metrics"]["combined_score"] == pytest.approx(1.0 - 0.4**2)
     assert [s["stage"] for s in b["stages"]] == ["evaluate_stage1"]
     assert b["metrics"]["combined_score"] == pytest.approx(0.6)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_folders_requirements_go_into_its_image(tmp_path: Path) -> None:
+    """A package the default image lacks (six) is layered into a derived image; one it has
+    (numpy) changes nothing.  The evaluator imports six inside the sandbox."""
+    path = folder(tmp_path, "req", None)
+    (path / "requirements.txt").write_text("numpy\nsix==1.16.0  # pinned\n-r other.txt\n")
+    (path / "evaluator.py").write_text(
+        EVALUATOR.replace("import time\n", "import time\n\nimport six\n").replace(
+            '{"combined_score": 1.0 - (x - 0.3) ** 2}',
+            '{"combined_score": 1.0 - (x - 0.3) ** 2, "six": float(six.PY3)}',
+        )
+    )
+    proc, store = run(tmp_path, path, "-i", "0", "--set", "evaluator.timeout_s=120",
+                      sandbox="docker")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    note = next(line for line in proc.stderr.splitlines() if "requirements.txt lists" in line)
+    assert "python-eval+six==1.16.0" in note and "numpy" in note
+    opened = SQLiteStore(store)
+    (evaluation,) = opened.evaluations(json.loads(proc.stdout)["run_id"])
+    opened.close()
+    assert evaluation["result"]["metrics"]["six"] == 1.0
