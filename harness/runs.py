@@ -369,7 +369,11 @@ async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
             from harness.sandbox.doctor import startup_canaries
 
             await startup_canaries()  # fail closed before any pool or candidate starts
-        options = {"pool_size": ev.pool_size} if ev.sandbox == "docker" else {}
+        options: dict[str, Any] = (
+            {"pool_size": ev.pool_size, "engine_wait_s": ev.engine_wait_s}
+            if ev.sandbox == "docker"
+            else {}
+        )
         backend = make_backend(ev.sandbox, **options)
         evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
         stack.push_async_callback(evaluator.aclose)  # closes the backend too

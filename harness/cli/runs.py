@@ -252,7 +252,8 @@ def _drive(
     run = store.get_run(summary.run_id)
     data = _report(store, run, summary, as_json, hint=hint)
     if summary.status == "interrupted":
-        raise typer.Exit(code=130)
+        # Ctrl-C/SIGTERM: 130; stopped by the infrastructure (the engine stayed down): 1.
+        raise typer.Exit(code=1 if run.error else 130)
     if summary.status == "failed" or _all_failed(data):
         raise typer.Exit(code=1)
 
@@ -296,7 +297,7 @@ def _report(
     store: SQLiteStore, run: RunRecord, summary: RunSummary, as_json: bool, *, hint: str = ""
 ) -> dict[str, Any]:
     data = describe_run(store, run)
-    if summary.status == "failed":
+    if summary.status == "failed" or (summary.status == "interrupted" and run.error):
         err.print(f"[bold red]error:[/] {escape(run.error)}", soft_wrap=True)
     for line in failure_lines(data):
         err.print(f"[yellow]warning:[/] {line}", soft_wrap=True)
@@ -308,7 +309,7 @@ def _report(
         f"seed score {fmt_score(run.seed_score)} -> best {fmt_score(run.best_score)} "
         f"({run.best_program_id}), {run.tokens} tokens, cost {run.cost:.4f}"
     )
-    if run.error and summary.status != "failed":
+    if run.error and summary.status not in ("failed", "interrupted"):
         err.print(f"[yellow]{escape(run.error)}[/]")
     if summary.status == "interrupted":
         err.print(f"continue with: galapagos resume {run.id}{hint}", soft_wrap=True)

@@ -109,6 +109,9 @@ class EvaluatorConfig(StrictModel):
     memory_mb: int | None = Field(None, ge=64, le=65536)
     #: Warm containers kept ready per job shape; ``None`` sizes the pool to the machine.
     pool_size: int | None = Field(None, ge=0, le=64)
+    #: Docker only: how long an evaluation waits for an unreachable engine (restarting, or
+    #: stopped) before the run stops as interrupted, resumable (seconds).
+    engine_wait_s: float = Field(300.0, gt=0, le=86400)
     #: Docker only: before the run, a few canary candidates (non-root, no capabilities,
     #: read-only root, no network, no score forgery) must be contained, or the run refuses to
     #: start (fail closed).  About a second.

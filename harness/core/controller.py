@@ -52,11 +52,24 @@ from harness.core._iteration import (
     program_id,
 )
 from harness.core.config import GeneralConfig
-from harness.core.errors import BudgetExhausted, HarnessError, LLMError, RunFailed
+from harness.core.errors import (
+    BudgetExhausted,
+    EngineUnavailable,
+    HarnessError,
+    LLMError,
+    RunFailed,
+)
 from harness.core.llm import LLM, ChatModel
 from harness.core.population import ReadOnlyPopulation
 from harness.core.prompt import PromptContext
-from harness.core.records import Attempt, Event, IterationOutcome, Program, Selection
+from harness.core.records import (
+    Attempt,
+    EvalResult,
+    Event,
+    IterationOutcome,
+    Program,
+    Selection,
+)
 from harness.core.rng import make_rng, rng_from_state, rng_state
 from harness.core.scaffold import Scaffold
 from harness.core.scoring import get_score, is_failure
@@ -157,6 +170,11 @@ class Controller:
             status, error = "budget_exhausted", str(exc).replace("RUN_ID", self.run.id)
         except RunFailed as exc:
             status, error = "failed", str(exc)
+        except EngineUnavailable as exc:  # waited out the deadline: stop, resumable, nothing lost
+            status, error = (
+                "interrupted",
+                str(exc).replace("galapagos resume", f"galapagos resume {self.run.id}"),
+            )
         except asyncio.CancelledError:
             self.store.update_run(self.run.id, status="interrupted")
             raise
@@ -232,6 +250,7 @@ class Controller:
         result = await self.scaffold.evaluator.evaluate(self.seed_code, program_id=pid, iteration=0)
         self.evaluations += 1
         buffer.evaluations.append(EvaluationRow(0, 0, pid, result, code=self.seed_code))
+        _note_faults(buffer, 0, result)
         seed = Program(
             id=pid,
             code=self.seed_code,
@@ -410,6 +429,7 @@ class Controller:
             result = await scaffold.evaluator.evaluate(code, program_id=pid, iteration=iteration)
             self.evaluations += 1
             buffer.evaluations.append(EvaluationRow(iteration, index, pid, result, code=code))
+            _note_faults(buffer, index, result)
             failed = result.status != "ok" or is_failure(result.metrics, result.artifacts)
             # From scratch (empty population, no parent) the reference applies no failure
             # check: the first evaluated program is admitted whatever its result.
@@ -560,6 +580,14 @@ class Controller:
                     cost=self.meter.cost,
                 )
             )
+
+
+def _note_faults(buffer: IterationBuffer, attempt: int, result: EvalResult) -> None:
+    """An evaluation that survived infrastructure faults says so (they are not its result)."""
+    if result.infra_retries:
+        buffer.event(
+            "infrastructure_retry", attempt=attempt, faults=[f[:300] for f in result.infra_retries]
+        )
 
 
 def _infra_cause(outcome: IterationOutcome) -> str:

@@ -6,7 +6,9 @@
     ├── StoreError           the run store cannot be read or written
     │   └── RunNotFound
     ├── SandboxError         broken sandbox infrastructure (never a candidate's failure)
-    │   └── SandboxUnavailable   no engine / image; names the setup command
+    │   ├── SandboxUnavailable   no engine / image; names the setup command
+    │   │   └── EngineUnavailable  the engine stayed unreachable past the run's wait deadline
+    │   └── InfrastructureFault  one evaluation met an engine fault (retried, never scored)
     ├── LLMError             the model endpoint failed after retries
     │   ├── LLMTimeout
     │   └── LLMUnavailable   endpoint unreachable
@@ -24,7 +26,9 @@ from __future__ import annotations
 __all__ = [
     "BudgetExhausted",
     "ConfigError",
+    "EngineUnavailable",
     "HarnessError",
+    "InfrastructureFault",
     "LLMError",
     "LLMTimeout",
     "LLMUnavailable",
@@ -67,6 +71,17 @@ class SandboxError(HarnessError):
 
 class SandboxUnavailable(SandboxError):
     pass
+
+
+class EngineUnavailable(SandboxUnavailable):
+    """The Docker engine did not come back within the wait deadline: the run stops as
+    interrupted (resumable) instead of charging its candidates."""
+
+
+class InfrastructureFault(SandboxError):
+    """An evaluation was cut short by the infrastructure (engine restarting or unreachable, the
+    container removed or killed from outside, the attach stream broken before the job was
+    delivered, the image missing): retried on a fresh container, never the candidate's result."""
 
 
 class LLMError(HarnessError):

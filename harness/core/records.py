@@ -93,6 +93,9 @@ class EvalResult:
     failed_stage: str | None = None
     #: Per-stage summaries: ``{"stage": name, "status": …, "duration_s": …, "passed": bool}``.
     stages: tuple[Mapping[str, Any], ...] = ()
+    #: Infrastructure faults this evaluation was retried after (engine restarts, containers
+    #: killed from outside): they are never its result, only recorded.
+    infra_retries: tuple[str, ...] = ()
 
     @property
     def error(self) -> str:
@@ -108,12 +111,14 @@ class EvalResult:
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["stages"] = [dict(s) for s in self.stages]
+        d["infra_retries"] = list(self.infra_retries)
         return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> EvalResult:
         kw = dict(d)
         kw["stages"] = tuple(kw.get("stages") or ())
+        kw["infra_retries"] = tuple(kw.get("infra_retries") or ())
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in kw.items() if k in names})
 

@@ -108,6 +108,24 @@ class TaskEvaluator(BaseEvaluator):
         merged: dict[str, Any] = {}
         artifacts: dict[str, str] = {}
         summaries: list[dict[str, Any]] = []
+        faults: list[str] = []
+        result = await self._evaluate(
+            code, program_id, iteration, merged, artifacts, summaries, faults
+        )
+        if faults:
+            return dataclasses.replace(result, infra_retries=tuple(faults))
+        return result
+
+    async def _evaluate(
+        self,
+        code: str,
+        program_id: str,
+        iteration: int,
+        merged: dict[str, Any],
+        artifacts: dict[str, str],
+        summaries: list[dict[str, Any]],
+        faults: list[str],
+    ) -> EvalResult:
         total = 0.0
         stages = self.task.card.stages
         for stage in stages:
@@ -117,6 +135,7 @@ class TaskEvaluator(BaseEvaluator):
                 "galapagos.stage": stage.function,
             }
             result = await self.backend.run(self.job(stage, code, labels))
+            faults.extend(result.infra_retries)
             total += result.duration_s
             summary: dict[str, Any] = {
                 "stage": stage.function,

@@ -8,12 +8,22 @@ result says why a job ended: ok/invalid from the runner's document, else timeout
 Removal of a finished container happens in the background, off the critical path; ``aclose``
 waits for it.  The runner stays (idle) until the host hangs up at removal, so the container's
 teardown is off the critical path too.
+
+Infrastructure faults are not the candidate's: the engine unreachable or restarting, the
+container removed or killed from outside (exit 137/143 without an OOM kill: a candidate runs as
+another uid and cannot signal the runner), the attach stream broken before the job was
+delivered, the image missing.  Such a job is retried on a fresh container (with backoff; while
+the engine is down the backend waits for it, up to ``engine_wait_s``, then re-checks its images,
+drops dead warm containers and reaps what the restart left behind); the result records the
+faults it survived in ``infra_retries``.  Past the wait deadline
+:class:`~harness.core.errors.EngineUnavailable` ends the run as interrupted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import threading
@@ -31,10 +41,11 @@ import requests.exceptions
 from docker.models.containers import Container
 from galapagos_sandbox.wire import WireError
 
-from harness.core.errors import SandboxError, SandboxUnavailable
+from harness.core.errors import InfrastructureFault, SandboxError, SandboxUnavailable
 from harness.core.records import EvalResult
 from harness.sandbox import images, ownership
 from harness.sandbox.attach import AttachedStream, OutputLimitExceeded
+from harness.sandbox.engine import engine_reachable, wait_for_engine
 from harness.sandbox.hardening import (
     CANDIDATE_UID,
     TRUSTED_DIR,
@@ -59,6 +70,12 @@ __all__ = ["DockerBackend"]
 log = logging.getLogger(__name__)
 
 HOST_GRACE_S = 2.0
+#: How long a job waits for an unreachable engine before the run stops (evaluator.engine_wait_s).
+ENGINE_WAIT_S = 300.0
+#: Infrastructure faults one job survives before it is an error (each on a fresh container).
+INFRA_RETRIES = 5
+#: Exit codes of a container stopped from outside (SIGKILL, SIGTERM), when not OOM-killed.
+STOPPED_FROM_OUTSIDE = (137, 143)
 REMOVE_DELAY_S = 0.05
 STARTUP_S = 60.0
 #: -P: no script dir on sys.path; -s/-S: no user or site packages (PYTHONPATH has everything,
@@ -108,6 +125,8 @@ class DockerBackend:
         reap: bool = True,
         build: bool = True,
         runtime: str | None = None,
+        engine_wait_s: float = ENGINE_WAIT_S,
+        infra_retries: int = INFRA_RETRIES,
     ) -> None:
         try:
             self.client = client or docker.from_env(timeout=120, max_pool_size=64)
@@ -123,6 +142,8 @@ class DockerBackend:
             ) from exc
         self.runtime = runtime
         self.build = build
+        self.engine_wait_s = engine_wait_s
+        self.infra_retries = infra_retries
         self._build_lock = threading.Lock()
         self.owner = ownership.owner_id()
         self.instance = uuid.uuid4().hex[:12]
@@ -160,10 +181,58 @@ class DockerBackend:
         """Run ``job`` in a fresh container: a warm one when the pool has it, else a cold one.
 
         The exchange itself happens on the event loop (no thread hop on the warm path); engine
-        calls that block (start, kill, inspect) go to the backend's threads.
+        calls that block (start, kill, inspect) go to the backend's threads.  Infrastructure
+        faults are retried on a fresh container (see the module docstring).
         """
-        if self._closed:
-            raise SandboxError("the Docker sandbox backend is closed")
+        faults: list[str] = []
+        loop = asyncio.get_running_loop()
+        while True:
+            if self._closed:
+                raise SandboxError("the Docker sandbox backend is closed")
+            try:
+                result = await self._run_once(job)
+            except InfrastructureFault as exc:
+                faults.append(str(exc))
+                if len(faults) > self.infra_retries:
+                    raise SandboxError(
+                        f"{len(faults)} infrastructure faults in a row on one evaluation; last: "
+                        f"{exc}"
+                    ) from exc
+                log.warning("retrying an evaluation on a fresh container: %s", exc)
+                await loop.run_in_executor(None, self._recover, str(exc), len(faults))
+                continue
+            if faults:
+                return dataclasses.replace(result, infra_retries=tuple(faults))
+            return result
+
+    def _recover(self, why: str, attempt: int) -> None:
+        """Wait (bounded) for the engine; after an outage, clean up what it left behind."""
+        waited = wait_for_engine(self.client, self.engine_wait_s, why=why)
+        if waited > 0:
+            self._after_outage()
+        else:
+            time.sleep(min(0.2 * 2 ** (attempt - 1), 5.0))
+
+    def _after_outage(self) -> None:
+        """The engine is back: re-check images, drop dead warm containers, remove this
+        backend's stopped containers and reap dead owners' (the run itself, not a later one)."""
+        with self._build_lock:
+            self._tags.clear()  # a restarted engine may have lost an image: check again
+        if self.pool is not None:
+            self.pool.flush()
+        with contextlib.suppress(docker.errors.APIError, requests.exceptions.RequestException):
+            stopped = self.client.containers.list(
+                all=True,
+                ignore_removed=True,
+                filters={"label": f"{ownership.BACKEND_LABEL}={self.instance}", "status": "exited"},
+            )
+            ownership.remove_containers(stopped)
+            with self._lock:
+                for container in stopped:
+                    self._live.pop(container.id, None)
+            ownership.reap_orphans(self.client)
+
+    async def _run_once(self, job: Job) -> EvalResult:
         loop = asyncio.get_running_loop()
         key = self._cached_key(job)
         if key is None:  # resolving the image may build it: off the event loop
@@ -308,7 +377,14 @@ class DockerBackend:
             name=f"galapagos-{self.instance}-{uuid.uuid4().hex[:10]}",
             runtime=self.runtime,
         )
-        container = create_hardened_container(self.client, spec)
+        try:
+            container = create_hardened_container(self.client, spec)
+        except SandboxError as exc:
+            # A missing image (after an engine restart, or removed by hand) is rebuilt once the
+            # fault is handled; an unreachable engine is waited for.
+            if isinstance(exc, SandboxUnavailable) or not engine_reachable(self.client):
+                raise InfrastructureFault(f"could not create a sandbox container: {exc}") from exc
+            raise
         with self._lock:
             self._live[container.id] = container
             self.history.append(container.id)
@@ -328,12 +404,16 @@ class DockerBackend:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the stream ended: reading it below says so (and shows any stderr)
             frame = stream.recv_frame(deadline)
+            if frame is None and not stream.stderr_tail.strip():
+                raise InfrastructureFault(
+                    f"the container ({key.image}) ended before its runner said ready: stopped "
+                    "or removed from outside, or the engine went away"
+                )
             if frame is None or frame[0].get("kind") != "ready":
                 why = stream.stderr_tail[-500:].strip() or (
-                    "its stream ended without a word (the container was stopped or removed, "
-                    "e.g. by `galapagos sandbox gc`, or its runner died silently)"
-                    if frame is None
-                    else f"it sent a {frame[0].get('kind')!r} frame instead of 'ready'"
+                    f"it sent a {frame[0].get('kind')!r} frame instead of 'ready'"
+                    if frame is not None
+                    else "its stream ended"
                 )
                 raise SandboxError(f"the sandbox runner in {key.image} did not start: {why}")
             return _Started(container, stream, key.task)
@@ -345,6 +425,8 @@ class DockerBackend:
             OSError,
         ) as exc:
             self._discard(_Started(container, stream) if stream else container)
+            if isinstance(exc, docker.errors.ImageNotFound) or not engine_reachable(self.client):
+                raise InfrastructureFault(f"could not start a sandbox container: {exc}") from exc
             raise SandboxError(f"could not start a sandbox container: {exc}") from exc
         except BaseException:
             self._discard(_Started(container, stream) if stream else container)
@@ -385,12 +467,21 @@ class DockerBackend:
         blocking = partial(loop.run_in_executor, self._executor)
         elapsed = lambda: time.monotonic() - t0  # noqa: E731
         budget = job.limits.wall_s
+        deadline = time.monotonic() + budget + HOST_GRACE_S
         try:
-            deadline = time.monotonic() + budget + HOST_GRACE_S
             await stream.asend(encode_job(job, installed=started.task), deadline)
+        except (OSError, TimeoutError) as exc:
+            raise InfrastructureFault(
+                f"the attach stream broke before the job was delivered ({exc or type(exc)})"
+            ) from exc
+        try:
             frame = await stream.arecv_frame(deadline)
         except TimeoutError:
             state = await blocking(self._kill, container)
+            if not state and not await blocking(engine_reachable, self.client):
+                raise InfrastructureFault(
+                    "the engine went away while the job ran (no answer, no container state)"
+                ) from None
             return failure_result(
                 "timeout",
                 f"the evaluation exceeded its {budget:g} s budget",
@@ -434,6 +525,17 @@ class DockerBackend:
     def _died(self, container: Container, stream: AttachedStream, duration: float) -> EvalResult:
         state = self._state(container, wait_s=10.0)
         code = state.get("ExitCode")
+        if not state:
+            raise InfrastructureFault(
+                "the container vanished during the job (removed from outside, or the engine "
+                "went away)"
+            )
+        if not state.get("OOMKilled") and code in STOPPED_FROM_OUTSIDE:
+            # The candidate runs as another uid without capabilities: it cannot signal the
+            # runner.  A SIGKILL/SIGTERM exit without an OOM kill came from outside.
+            raise InfrastructureFault(
+                f"the container was stopped from outside during the job (exit code {code})"
+            )
         if state.get("OOMKilled"):
             return failure_result(
                 "oom",

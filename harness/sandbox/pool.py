@@ -64,6 +64,7 @@ class WarmPool(Generic[W]):
         self._missed: set[PoolKey] = set()
         self._cond = threading.Condition()
         self._closed = False
+        self._failing = 0
         self.hits = 0
         self.misses = 0
         self._threads = [
@@ -107,6 +108,17 @@ class WarmPool(Generic[W]):
             self.misses += 1
             return None
 
+    def flush(self) -> None:
+        """Discard every ready container (after an engine outage they are dead); creators
+        refill the wanted keys."""
+        with self._cond:
+            idle = [w for q in self._ready.values() for w in q]
+            for queue in self._ready.values():
+                queue.clear()
+            self._cond.notify_all()
+        for item in idle:
+            self._discard(item)
+
     def idle(self) -> int:
         with self._cond:
             return sum(len(q) for q in self._ready.values())
@@ -139,10 +151,13 @@ class WarmPool(Generic[W]):
                 time.sleep(min(pause, self._refill_delay))
             try:
                 item = self._start(key)
+                self._failing = 0
             except (SandboxError, OSError) as exc:
-                log.warning("warm pool could not start a container: %s", exc)
+                self._failing += 1
+                if self._failing == 1:  # once per streak: an outage is reported by the jobs
+                    log.warning("warm pool could not start a container: %s", exc)
                 item = None
-                time.sleep(1.0)  # an engine in trouble is not hammered
+                time.sleep(min(1.0 * self._failing, 5.0))  # an engine in trouble is not hammered
             with self._cond:
                 self._starting[key] -= 1
                 keep = item is not None and not self._closed and key in self._wanted

@@ -1,0 +1,190 @@
+"""Surviving the engine (real dockerd, stopped and started by the test): infrastructure faults
+are waited out and retried on fresh containers, never charged to a candidate.
+
+- an engine restart in the middle of a run: the run completes with every iteration's result
+  equal to the same seeded run without the restart, no evaluation recorded as a crash, and
+  nothing left behind;
+- a container killed from outside during an evaluation: retried, same result;
+- an engine that stays down past the run's deadline: exit 1 with a one-line reason, the JSON
+  summary, and ``resume`` completes the run identically.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+
+from harness.evaluation.driver import TaskEvaluator
+from harness.evaluation.task import load_task
+from harness.sandbox.docker_backend import DockerBackend
+from harness.store.sqlite import SQLiteStore
+from tests.chaos.engine import engine_down, engine_up, outage, restored_engine
+from tests.cli.helpers import ROOT, galapagos
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+RUN = ["run", "-s", "best_of_n", "-t", "circle_packing", "--seed", "5"]
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GALAPAGOS_"))}
+
+
+def start(store: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", *RUN, *args, "--json", "--store", str(store)],
+        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def done(store: Path) -> int:
+    if not store.exists():
+        return 0
+    opened = SQLiteStore(store)
+    try:
+        runs = opened.list_runs()
+        return runs[0].iterations_done if runs else 0
+    finally:
+        opened.close()
+
+
+def wait_for(store: Path, proc: subprocess.Popen[str], iterations: int) -> None:
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None and done(store) < iterations:
+        time.sleep(0.1)
+    assert proc.poll() is None, "the run ended before the fault could be injected"
+
+
+def results(store: Path, run_id: str) -> list[tuple[Any, ...]]:
+    opened = SQLiteStore(store)
+    try:
+        programs = [(p.id, p.parent_id, p.code, p.score) for p in opened.programs(run_id)]
+        statuses = [e["status"] for e in opened.evaluations(run_id)]
+    finally:
+        opened.close()
+    return [*programs, tuple(statuses)]
+
+
+def statuses(store: Path, run_id: str) -> list[str]:
+    opened = SQLiteStore(store)
+    try:
+        return [e["status"] for e in opened.evaluations(run_id)]
+    finally:
+        opened.close()
+
+
+def containers_of(run_id: str) -> list[str]:
+    client = docker.from_env()
+    return [
+        c.name
+        for c in client.containers.list(all=True, filters={"label": f"galapagos.run={run_id}"})
+    ]
+
+
+@pytest.fixture(scope="module")
+def undisturbed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    store = tmp_path_factory.mktemp("calm") / "s.sqlite"
+    proc = galapagos(*RUN, "-i", "10", "--json", "--store", str(store), timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return store, json.loads(proc.stdout)
+
+
+def test_a_run_survives_an_engine_restart_unchanged(
+    tmp_path: Path, undisturbed: tuple[Path, dict[str, Any]]
+) -> None:
+    calm_store, calm = undisturbed
+    store = tmp_path / "s.sqlite"
+    with restored_engine():
+        proc = start(store, "-i", "10")
+        wait_for(store, proc, 3)
+        outage(2.0)
+        out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    summary = json.loads(out)
+    assert summary["status"] == "completed" and summary["iterations_failed"] == 0, err
+    assert results(store, summary["run_id"]) == results(calm_store, calm["run_id"])
+    assert "crash" not in statuses(store, summary["run_id"])
+    assert "waiting up to" in err and "is back after" in err  # the wait was visible
+    opened = SQLiteStore(store)
+    retried = opened.events(summary["run_id"], ["infrastructure_retry"])
+    opened.close()
+    assert retried, "the restart was not met by any evaluation"
+    assert containers_of(summary["run_id"]) == []
+
+
+def test_a_container_killed_from_outside_is_retried_with_the_same_result(
+    tmp_path: Path,
+) -> None:
+    task = load_task("circle_packing")
+    backend = DockerBackend(pool_size=0)
+    evaluator = TaskEvaluator(task, backend, run_id="chaos-kill")
+    code = task.initial_program or ""
+    slow = code.replace(
+        "def run_packing():", "def run_packing():\n    import time\n    time.sleep(2)"
+    )
+    assert slow != code
+    client = docker.from_env()
+    killed: list[str] = []
+
+    def killer() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not killed:
+            for c in client.containers.list(filters={"label": "galapagos.program=victim"}):
+                time.sleep(0.8)  # the job is delivered and running
+                c.kill()
+                killed.append(c.name)
+                return
+            time.sleep(0.05)
+
+    async def go() -> Any:
+        try:
+            calm = await evaluator.evaluate(slow, program_id="calm", iteration=1)
+            thread = threading.Thread(target=killer)
+            thread.start()
+            hit = await evaluator.evaluate(slow, program_id="victim", iteration=1)
+            thread.join()
+            return calm, hit
+        finally:
+            await evaluator.aclose()
+
+    calm, hit = asyncio.run(go())
+    assert killed, "no container was killed"
+    assert calm.status == "ok" and hit.status == "ok"
+    assert hit.metrics == calm.metrics
+    assert len(hit.infra_retries) == 1 and "stopped from outside" in hit.infra_retries[0]
+    assert "exit code 137" in hit.infra_retries[0]
+
+
+def test_an_engine_down_past_the_deadline_stops_the_run_and_resume_completes_it(
+    tmp_path: Path, undisturbed: tuple[Path, dict[str, Any]]
+) -> None:
+    calm_store, calm = undisturbed
+    store = tmp_path / "s.sqlite"
+    with restored_engine():
+        proc = start(store, "-i", "10", "--set", "evaluator.engine_wait_s=3")
+        wait_for(store, proc, 3)
+        engine_down()
+        out, err = proc.communicate(timeout=300)
+        engine_up()
+    assert proc.returncode == 1, err
+    summary = json.loads(out)  # the JSON summary is printed all the same
+    assert summary["status"] == "interrupted" and summary["iterations_done"] < 10
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1
+    assert "stayed unreachable for 3 s" in errors[0]
+    assert f"galapagos resume {summary['run_id']}" in errors[0]
+    resumed = galapagos("resume", summary["run_id"], "--json", "--store", str(store), timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["status"] == "completed"
+    assert results(store, summary["run_id"]) == results(calm_store, calm["run_id"])
+    assert containers_of(summary["run_id"]) == []
