@@ -15,7 +15,9 @@ broke the protocol, or gave an answer the host rejects) is handled here, never b
 
 Only :class:`~harness.core.errors.StrategyError` triggers this; an LLM error anywhere (solution
 or meta side) never touches a healthy strategy — the reference's bug of reverting on any
-prompt-less iteration error has no path here.
+prompt-less iteration error has no path here — and neither does an infrastructure fault (an
+engine restart): the strategy restarts its own server and replays its calls
+(``strategy_infrastructure_retry``), with no fallback and no charge.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from harness.core.errors import StrategyError
 from harness.core.population import BasePopulation
 from harness.core.records import Program, Selection
 from harness.evox.records import Labels, resolve
-from harness.evox.strategies import SeedStrategy, Strategy
+from harness.evox.strategies import SeedStrategy, Strategy, report_faults
 
 __all__ = ["Emit", "StrategyChain"]
 
@@ -55,6 +57,7 @@ class StrategyChain:
             strategy = self.active
             try:
                 answer = await strategy.sample(k)
+                report_faults(strategy, emit, iteration, "sample")
                 return resolve(
                     answer,
                     population=population,
@@ -81,6 +84,7 @@ class StrategyChain:
             return
         try:
             await strategy.add(fresh)
+            report_faults(strategy, emit, iteration, "add")
         except StrategyError as exc:
             if strategy is self.seed:
                 raise

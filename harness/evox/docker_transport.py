@@ -5,7 +5,10 @@ root + tmpfs, ``cap_drop=ALL`` and no capability added back, ``no-new-privileges
 swap limit, pids and CPU limits, no log driver, tini as PID 1) and runs as ``nobody``; it is
 labelled with the owner process and the run so orphans are reaped.  The host's deadline per
 call kills the container; a container that stops answering (EOF) is classified by Docker's
-``OOMKilled`` flag.
+``OOMKilled`` flag.  A container that vanished, or was stopped from outside (exit 137/143 without
+an OOM kill: the strategy runs as ``nobody`` and cannot signal its server), or that could not
+start because the engine is unreachable, is an :class:`~harness.core.errors.InfrastructureFault`:
+not the strategy's failure (the caller restarts it and replays its calls).
 
 Start-up ships our own server code when the image lacks it: a short bootstrap (``-c``) reports a
 digest of the strategy server and shims it finds in the image; if that differs from this
@@ -28,10 +31,16 @@ import requests.exceptions
 from docker.models.containers import Container
 from galapagos_sandbox.wire import WireError, encode_frame
 
-from harness.core.errors import SandboxError, SandboxUnavailable, StrategyError
+from harness.core.errors import (
+    InfrastructureFault,
+    SandboxError,
+    SandboxUnavailable,
+    StrategyError,
+)
 from harness.evox.transport import MAX_RESPONSE, ThreadedTransport
 from harness.sandbox import _runtime, images, ownership
 from harness.sandbox.attach import AttachedStream
+from harness.sandbox.engine import engine_reachable
 from harness.sandbox.hardening import ContainerSpec, create_hardened_container, minimal_env
 from harness.sandbox.protocol import Limits
 
@@ -156,11 +165,22 @@ class DockerTransport(ThreadedTransport):
             user=NOBODY,
             runtime=self.runtime,
         )
-        self.container = create_hardened_container(self.client, spec)
+        try:
+            self.container = create_hardened_container(self.client, spec)
+        except SandboxError as exc:
+            if isinstance(exc, SandboxUnavailable) or not engine_reachable(self.client):
+                raise InfrastructureFault(f"could not create a strategy container: {exc}") from exc
+            raise
         try:
             self._boot(deadline)
         except BaseException as exc:
             self._close_sync()
+            if isinstance(exc, InfrastructureFault):
+                raise
+            if not engine_reachable(self.client):
+                raise InfrastructureFault(
+                    f"the engine went away while a strategy container started: {exc}"
+                ) from exc
             if isinstance(exc, TimeoutError | WireError | OSError):
                 raise StrategyError(
                     f"the strategy container did not start: {exc}", kind="crash"
@@ -208,6 +228,14 @@ class DockerTransport(ThreadedTransport):
     def _death_sync(self) -> StrategyError:
         state = self._state(wait_s=10.0)
         tail = self.stream.stderr_tail[-500:] if self.stream else ""
+        if not state:
+            raise InfrastructureFault(
+                "the strategy container vanished (removed from outside, or the engine went away)"
+            )
+        if not state.get("OOMKilled") and state.get("ExitCode") in (137, 143):
+            raise InfrastructureFault(
+                f"the strategy container was stopped from outside (exit code {state['ExitCode']})"
+            )
         if state.get("OOMKilled"):
             return StrategyError("the strategy container exceeded its memory limit", kind="oom")
         return StrategyError(
@@ -224,6 +252,16 @@ class DockerTransport(ThreadedTransport):
             self.stream.close()
         if self.container is not None:
             ownership.remove_containers([self.container])
+            return
+        # A create whose answer was lost (the engine went down mid-request) may still have
+        # made the container: find it by this transport's label.
+        with contextlib.suppress(docker.errors.APIError, requests.exceptions.RequestException):
+            lost = self.client.containers.list(
+                all=True,
+                ignore_removed=True,
+                filters={"label": f"{INSTANCE_LABEL}={self.instance}"},
+            )
+            ownership.remove_containers(lost)
 
 
 def docker_client() -> docker.DockerClient:

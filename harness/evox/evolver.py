@@ -9,11 +9,12 @@ own sandbox and holds the whole population, migrated in iteration order.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from harness.core.errors import LLMError, StrategyError
+from harness.core.errors import InfrastructureFault, LLMError, StrategyError
 from harness.core.proposer import LLM
 from harness.core.records import Program
 from harness.core.rng import derive_seed
@@ -25,7 +26,7 @@ from harness.evox.meta import build_prompt, read_strategy
 from harness.evox.prefilter import prefilter
 from harness.evox.records import Labels
 from harness.evox.sandbox import ContainerLimits, StrategyFactory
-from harness.evox.strategies import RemoteStrategy
+from harness.evox.strategies import INFRA_RETRIES, RemoteStrategy, report_faults
 
 __all__ = ["Rewrite", "StrategyEvolver", "Validator"]
 
@@ -86,6 +87,19 @@ class StrategyEvolver:
         self.generated = 0
         #: Guide-model problem summaries by input hash; checkpointed by the scaffold.
         self.summaries: dict[str, str] = {}
+
+    def remote(self, strategy_id: str, source: str, seed: int) -> RemoteStrategy:
+        """A (not yet booted) strategy server that survives infrastructure faults."""
+        return RemoteStrategy(
+            strategy_id,
+            source,
+            self.factory.client(self.limits),
+            labels=self.labels,
+            seed=seed,
+            bulk_deadline_s=self.limits.bulk_s,
+            respawn=lambda: self.factory.client(self.limits),
+            recover=self.factory.recover,
+        )
 
     def strategy_seed(self, strategy_id: str) -> int:
         return derive_seed(self.run_seed, f"strategy:{strategy_id}") % (1 << 31)
@@ -182,9 +196,7 @@ class StrategyEvolver:
                     source=source[:SOURCE_CHARS],
                 )
                 return verdict.reason()
-        report = await self.validate(
-            source, factory=self.factory, labels=self.labels, config=self.valid
-        )
+        report = await self._validate(source, iteration, emit)
         failed = report.failure
         emit(
             "strategy_validation",
@@ -199,20 +211,34 @@ class StrategyEvolver:
         )
         return None if report.passed else report.feedback()
 
+    async def _validate(self, source: str, iteration: int, emit: Emit) -> Any:
+        """Valid(·), run again from the start after an infrastructure fault (an engine restart
+        is not the candidate's failure)."""
+        for attempt in range(INFRA_RETRIES + 1):
+            try:
+                return await self.validate(
+                    source, factory=self.factory, labels=self.labels, config=self.valid
+                )
+            except InfrastructureFault as exc:
+                if attempt == INFRA_RETRIES:
+                    raise
+                emit(
+                    "strategy_infrastructure_retry",
+                    iteration=iteration,
+                    op="validate",
+                    fault=str(exc)[:300],
+                )
+                await asyncio.to_thread(self.factory.recover, str(exc))
+        raise AssertionError("unreachable")
+
     async def _deploy(
         self, sid: str, source: str, job: Rewrite, attempt: int, emit: Emit
     ) -> RemoteStrategy | str:
-        strategy = RemoteStrategy(
-            sid,
-            source,
-            self.factory.client(self.limits),
-            labels=self.labels,
-            seed=self.strategy_seed(sid),
-            bulk_deadline_s=self.limits.bulk_s,
-        )
+        strategy = self.remote(sid, source, self.strategy_seed(sid))
         try:
             await strategy.boot()
             await strategy.add(list(job.programs))
+            report_faults(strategy, emit, job.iteration, "deploy")
         except StrategyError as exc:
             await strategy.close()
             emit(

@@ -18,6 +18,8 @@ from harness.evox.client import StrategyClient
 from harness.evox.docker_transport import DockerTransport, docker_client
 from harness.evox.transport import SubprocessTransport, Transport
 from harness.sandbox import images
+from harness.sandbox.docker_backend import ENGINE_WAIT_S
+from harness.sandbox.engine import wait_for_engine
 from harness.sandbox.protocol import Limits
 
 __all__ = [
@@ -59,6 +61,11 @@ class StrategyFactory(Protocol):
         """A client for a new, not yet started strategy server."""
         ...
 
+    def recover(self, why: str) -> None:
+        """After an infrastructure fault: wait (bounded) until new servers can start again;
+        raises :class:`~harness.core.errors.EngineUnavailable` past the deadline."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -72,8 +79,10 @@ class DockerStrategyFactory:
         run_id: str | None = None,
         client: docker.DockerClient | None = None,
         runtime: str | None = None,
+        engine_wait_s: float = ENGINE_WAIT_S,
     ) -> None:
         self._docker = client
+        self.engine_wait_s = engine_wait_s
         self.image_name = image
         self.run_id = run_id
         self.runtime = runtime
@@ -104,6 +113,10 @@ class DockerStrategyFactory:
             self.transport(limits), deadline_s=limits.call_s, start_s=limits.bulk_s
         )
 
+    def recover(self, why: str) -> None:
+        wait_for_engine(self.docker, self.engine_wait_s, why=why)
+        self._tag = None  # the image is looked up (and rebuilt if lost) again
+
     def close(self) -> None:
         """Release the engine connection (a later ``client()`` reconnects)."""
         if self._docker is not None:
@@ -126,13 +139,20 @@ class LocalStrategyFactory:
             start_s=limits.bulk_s,
         )
 
+    def recover(self, why: str) -> None:
+        return None  # a local subprocess has no engine to wait for
+
     def close(self) -> None:
         return None
 
 
 def make_factory(
-    sandbox: Literal["docker", "local"], *, image: str = "python-eval", run_id: str | None = None
+    sandbox: Literal["docker", "local"],
+    *,
+    image: str = "python-eval",
+    run_id: str | None = None,
+    engine_wait_s: float = ENGINE_WAIT_S,
 ) -> StrategyFactory:
     if sandbox == "local":
         return LocalStrategyFactory()
-    return DockerStrategyFactory(image=image, run_id=run_id)
+    return DockerStrategyFactory(image=image, run_id=run_id, engine_wait_s=engine_wait_s)

@@ -5,24 +5,33 @@ what a fallback is missing.  A :class:`RemoteStrategy` also keeps its *call log*
 samples in order since it was deployed): replaying the log into a fresh server rebuilds the
 strategy's internal state and its RNG state exactly, because the server seeds ``random`` and
 ``numpy.random`` at load and Valid(·) checks that a strategy is deterministic under a seed.
-That is how a resumed run gets back the very strategy it had.
+That is how a resumed run gets back the very strategy it had — and how a strategy whose
+container an engine restart took away comes back: on an
+:class:`~harness.core.errors.InfrastructureFault` the strategy waits for the engine (its
+``recover``), starts a fresh server (``respawn``), replays its log and retries the call; the
+strategy is not charged (the faults it survived are in ``infra_faults`` for the caller to
+record).
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
-from harness.core.errors import StrategyError
+from harness.core.errors import InfrastructureFault, StrategyError
 from harness.core.records import Program
 from harness.core.rng import rng_from_state, rng_state
 from harness.evox.client import StrategyClient
 from harness.evox.records import Answer, Labels, decode_answer, program_record
 
-__all__ = ["SEED_ID", "RemoteStrategy", "SeedStrategy", "Strategy"]
+__all__ = ["SEED_ID", "RemoteStrategy", "SeedStrategy", "Strategy", "report_faults"]
 
 SEED_ID = "seed"
+#: Infrastructure faults one strategy call survives (a restart each) before it is an error.
+INFRA_RETRIES = 3
+T = TypeVar("T")
 
 
 class Strategy(Protocol):
@@ -90,6 +99,8 @@ class RemoteStrategy:
         labels: Labels,
         seed: int,
         bulk_deadline_s: float,
+        respawn: Callable[[], StrategyClient] | None = None,
+        recover: Callable[[str], None] | None = None,
     ) -> None:
         self.id = strategy_id
         self.source = source
@@ -99,28 +110,76 @@ class RemoteStrategy:
         self.bulk_deadline_s = bulk_deadline_s
         self.known: set[str] = set()
         self.log: list[list[Any]] = []
+        self._respawn = respawn
+        self._recover = recover
+        #: The programs fed so far, by id (a restarted server is fed them again).
+        self._fed: dict[str, Program] = {}
+        #: Infrastructure faults survived since the caller last looked (then cleared by it).
+        self.infra_faults: list[str] = []
 
-    async def boot(self) -> None:
-        """Start the server, load the module with the run's labels, make the instance."""
+    async def _surviving(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``, restarting the server (and replaying the log) after infrastructure
+        faults; a strategy failure (``StrategyError``) passes through untouched."""
+        faults = 0
+        while True:
+            try:
+                return await call()
+            except InfrastructureFault as exc:
+                faults += 1
+                if self._respawn is None or self._recover is None or faults > INFRA_RETRIES:
+                    raise
+                self.infra_faults.append(str(exc)[:300])
+                await asyncio.to_thread(self._recover, str(exc))
+                await self._restart()
+
+    async def _restart(self) -> None:
+        """A fresh server with the same module, seed and call log (same state and RNG)."""
+        assert self._respawn is not None
+        try:
+            await self.client.close()
+        except (StrategyError, InfrastructureFault, OSError):
+            pass  # the old server is gone anyway
+        self.client = self._respawn()
+        await self._boot()
+        for entry in self.log:
+            if entry[0] == "a":
+                await self._feed([self._fed[pid] for pid in entry[1]])
+            else:
+                await self.client.sample(int(entry[1]))
+
+    async def _boot(self) -> None:
         await self.client.start()
         await self.client.load(self.source, self.labels.as_dict(), self.seed)
         await self.client.new("main", name="evox", config="evox")
+
+    async def _feed(self, programs: Sequence[Program]) -> None:
+        records = [program_record(p, self.labels) for p in programs]
+        if len(records) == 1:
+            await self.client.add(records)
+        else:
+            await self.client.add_many(records, deadline_s=self.bulk_deadline_s)
+
+    async def boot(self) -> None:
+        """Start the server, load the module with the run's labels, make the instance."""
+
+        async def once() -> None:
+            if not self.client.started:  # after a restart the fresh server is booted already
+                await self._boot()
+
+        await self._surviving(once)
 
     async def add(self, programs: Sequence[Program]) -> None:
         fresh = [p for p in programs if p.id not in self.known]
         if not fresh:
             return
-        records = [program_record(p, self.labels) for p in fresh]
-        if len(records) == 1:
-            await self.client.add(records)
-        else:
-            await self.client.add_many(records, deadline_s=self.bulk_deadline_s)
+        await self._surviving(lambda: self._feed(fresh))
         ids = [p.id for p in fresh]
+        self._fed.update((p.id, p) for p in fresh)
         self.known.update(ids)
         self.log.append(["a", ids])
 
     async def sample(self, k: int) -> Answer:
-        answer = decode_answer(await self.client.sample(k))
+        answer = decode_answer(await self._surviving(lambda: self.client.sample(k)))
         self.log.append(["s", k])
         return answer
 
@@ -144,3 +203,17 @@ class RemoteStrategy:
 
     def state_dict(self) -> dict[str, Any]:
         return {"id": self.id, "source": self.source, "seed": self.seed, "log": list(self.log)}
+
+
+def report_faults(strategy: Strategy, emit: Callable[..., None], iteration: int, op: str) -> None:
+    """Record the infrastructure faults a strategy survived (and forget them)."""
+    faults = getattr(strategy, "infra_faults", None)
+    if faults:
+        emit(
+            "strategy_infrastructure_retry",
+            iteration=iteration,
+            strategy=strategy.id,
+            op=op,
+            faults=list(faults),
+        )
+        faults.clear()

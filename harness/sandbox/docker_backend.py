@@ -221,11 +221,16 @@ class DockerBackend:
         if self.pool is not None:
             self.pool.flush()
         with contextlib.suppress(docker.errors.APIError, requests.exceptions.RequestException):
-            stopped = self.client.containers.list(
-                all=True,
-                ignore_removed=True,
-                filters={"label": f"{ownership.BACKEND_LABEL}={self.instance}", "status": "exited"},
-            )
+            stopped = [
+                c
+                for c in self.client.containers.list(
+                    all=True,
+                    ignore_removed=True,
+                    filters={"label": f"{ownership.BACKEND_LABEL}={self.instance}"},
+                )
+                # exited: stopped by the outage; created: a create whose answer was lost
+                if c.status in ("exited", "created", "dead")
+            ]
             ownership.remove_containers(stopped)
             with self._lock:
                 for container in stopped:

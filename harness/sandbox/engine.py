@@ -9,6 +9,7 @@ wait is bounded by ``evaluator.engine_wait_s``: past it the run stops as interru
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 
@@ -27,6 +28,12 @@ POLL_S = 0.5
 
 
 def engine_reachable(client: docker.DockerClient) -> bool:
+    """Whether the engine answers.  A stopping dockerd removes its socket at once but keeps
+    answering pings on connections already open for about a second, while every new request
+    fails: on a Unix socket, the socket file must exist too."""
+    socket_path = getattr(getattr(client.api, "_custom_adapter", None), "socket_path", None)
+    if socket_path and not os.path.exists(socket_path):
+        return False
     try:
         return bool(client.ping())
     except (docker.errors.DockerException, requests.exceptions.RequestException, OSError):

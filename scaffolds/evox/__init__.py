@@ -47,7 +47,12 @@ def _factory(ctx: BuildContext) -> StrategyFactory:
     sampler = ctx.config.selection_policy
     assert isinstance(sampler, EvolvedSamplerConfig)  # guaranteed by the block requirements
     sandbox = ctx.config.evaluator.sandbox if sampler.sandbox == "auto" else sampler.sandbox
-    return make_factory(sandbox, image=sampler.image, run_id=ctx.env.run_id)
+    return make_factory(
+        sandbox,
+        image=sampler.image,
+        run_id=ctx.env.run_id,
+        engine_wait_s=ctx.config.evaluator.engine_wait_s,
+    )
 
 
 def _population(cfg: EvoxPopulationConfig, ctx: BuildContext) -> InMemoryPopulation:

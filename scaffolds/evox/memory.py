@@ -43,7 +43,7 @@ from harness.evox.history import StrategyHistory, StrategyRecord
 from harness.evox.records import Labels
 from harness.evox.scoring import Stagnation, WindowScorer
 from harness.evox.seed import seed_source
-from harness.evox.strategies import SEED_ID, RemoteStrategy, Strategy
+from harness.evox.strategies import SEED_ID, Strategy
 
 __all__ = ["EvoxMemory", "EvoxState"]
 
@@ -277,14 +277,7 @@ class EvoxMemory(BaseMemory):
             desc = state.get(key)
             if not desc or desc["id"] == SEED_ID:
                 continue
-            strategy = RemoteStrategy(
-                desc["id"],
-                desc["source"],
-                st.evolver.factory.client(st.evolver.limits),
-                labels=st.chain.labels,
-                seed=int(desc["seed"]),
-                bulk_deadline_s=st.evolver.limits.bulk_s,
-            )
+            strategy = st.evolver.remote(desc["id"], desc["source"], int(desc["seed"]))
             try:
                 await strategy.boot()
                 await strategy.replay(desc["log"], programs)

@@ -188,3 +188,49 @@ def test_an_engine_down_past_the_deadline_stops_the_run_and_resume_completes_it(
     assert json.loads(resumed.stdout)["status"] == "completed"
     assert results(store, summary["run_id"]) == results(calm_store, calm["run_id"])
     assert containers_of(summary["run_id"]) == []
+
+
+async def test_an_engine_restart_during_a_strategy_deployment_is_no_strategy_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine goes down while EvoX deploys a rewritten strategy (its container starting
+    and being fed the population): the strategy restarts and replays, the switch happens, no
+    fallback, no failure recorded against it."""
+    from harness.evox.evolver import StrategyEvolver
+    from tests.evox.e2e import run_evox, switch_log
+
+    real_deploy = StrategyEvolver._deploy
+    outages: list[threading.Thread] = []
+
+    async def deploy_during_an_outage(self, sid, source, job, attempt, emit):  # type: ignore[no-untyped-def]
+        if not outages:  # the first deployment meets an engine restart
+            thread = threading.Thread(target=outage, args=(2.0,))
+            outages.append(thread)
+            thread.start()
+            await asyncio.sleep(0.3)  # the engine is going down as the container starts
+        try:
+            return await real_deploy(self, sid, source, job, attempt, emit)
+        finally:
+            for thread in outages:
+                await asyncio.to_thread(thread.join)
+
+    monkeypatch.setattr(StrategyEvolver, "_deploy", deploy_during_an_outage)
+    with restored_engine():
+        summary, store, scaffold = await run_evox(
+            tmp_path / "store.sqlite",
+            task="circle_packing",
+            iterations=14,
+            seed=0,
+            faults="{}",
+            run_id="chaos-evox",
+            overrides=["memory.switch_interval=3", "memory.improvement_threshold=100"],
+        )
+    log = "\n".join(switch_log(store, "chaos-evox"))
+    assert outages, "no deployment happened"
+    assert summary.status == "completed" and summary.iterations_done == 14, log
+    assert store.events("chaos-evox", ["strategy_switch"]), log
+    assert store.events("chaos-evox", ["strategy_failure"]) == [], log
+    assert store.events("chaos-evox", ["strategy_restore"]) == [], log
+    retries = store.events("chaos-evox", ["strategy_infrastructure_retry"])
+    assert retries, log
+    assert containers_of("chaos-evox") == []
