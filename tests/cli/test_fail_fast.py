@@ -110,3 +110,31 @@ def test_the_seed_must_evaluate_before_any_llm_call(tmp_path: Path) -> None:
     )
     ctl2.restore()
     assert asyncio.run(ctl2.run_to_end()).status == "failed" and model.calls == []
+
+
+def test_an_evaluator_with_a_syntax_error_stops_the_run_before_any_llm_call(
+    tmp_path: Path,
+) -> None:
+    import json
+    import shutil
+
+    from harness.evaluation.task import load_task
+    from harness.store.sqlite import SQLiteStore
+
+    folder = tmp_path / "broken"
+    shutil.copytree(load_task("function_minimization").path, folder)
+    evaluator = folder / "evaluator.py"
+    evaluator.write_text(evaluator.read_text() + "\ndef broken(:\n    pass\n")
+    store = tmp_path / "s.sqlite"
+    proc = galapagos(
+        "run", "-s", "topk", "-t", str(folder), "-i", "15", "--sandbox", "local", "--json",
+        "--store", str(store), timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["status"] == "failed" and summary["iterations_done"] == 0
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "SyntaxError" in errors[0] and "no LLM call" in errors[0]
+    opened = SQLiteStore(store)
+    assert opened.llm_calls(summary["run_id"]) == []
+    opened.close()
