@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent: the side virtualenv with the reference implementations (SkyDiscover 0.1.0 and
 # OpenEvolve 0.4.0 from PyPI) that the differential tests run in subprocesses.  Rebuilt only
-# when tests/oracles/requirements.txt changes (its hash is the stamp).
+# when tests/oracles/requirements.txt changes (its hash is the stamp).  To change the pins:
+# pip install the two references in a fresh venv, then pip freeze > that file (keep the header).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,4 +21,4 @@ python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check -r "$freeze" 2> >(grep -v "is ignored" >&2)
 "$venv/bin/python" -c "import skydiscover, openevolve" >/dev/null
 echo "$want" > "$stamp"
-log "ready: $("$venv/bin/python" -c 'import skydiscover, openevolve; print("skydiscover", skydiscover.__version__ if hasattr(skydiscover, "__version__") else "0.1.0", "openevolve", openevolve.__version__)')"
+log "ready: $("$venv/bin/python" -c 'from importlib.metadata import version as v; print("skydiscover", v("skydiscover"), "openevolve", v("openevolve"))')"

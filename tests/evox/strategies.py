@@ -125,3 +125,15 @@ RAISES_IN_SAMPLE_LATER = module(
     sample="self._sampling = True\nif self._armed >= {fuse}:\n"
     "    raise RuntimeError('latent bug in sample()')",
 )
+
+#: Edges of the context contract where the references part (compared with HEAD's golden trace):
+#: five context programs when four are asked for (0.1.0's bulk check allows min(5, n), HEAD's
+#: and ours min(4, n)), and one program repeated as the whole context.
+BOUNDARY: dict[str, str] = {
+    "five_context": module(
+        context="others[: 5 if num_context_programs >= 4 else num_context_programs]"
+    ),
+    "duplicate_context": module(
+        context="[others[0]] * min(num_context_programs or 0, len(others)) if others else []"
+    ),
+}

@@ -1,7 +1,9 @@
-"""Differential tests of EvoX against the reference implementation (SkyDiscover 0.1.0).
+"""Differential tests of EvoX against the reference implementation: live against SkyDiscover
+0.1.0, and against HEAD 59643ef's golden traces (``tests/oracles/golden/``) for what the two
+differ on (Valid(·)'s parameter name and bulk-sample bound; the seed strategy we port).
 
-The reference runs in its own interpreter (``reference`` fixture, ``tests/oracles/``): the test
-command builds it, and a missing one fails under ``CI=true``.  The reference is trusted,
+The live reference runs in its own interpreter (``reference`` fixture, ``tests/oracles/``): the
+test command builds it, and a missing one fails under ``CI=true``.  The reference is trusted,
 published code; nothing LLM-written runs on the host here.
 """
 
@@ -19,11 +21,13 @@ from harness.evox.scoring import window_score
 from harness.evox.strategies import SeedStrategy
 from strategy_tests import validate
 from tests.evox.conftest import TEST_VALID
-from tests.evox.strategies import FAILS_EXACTLY, GOOD, module
+from tests.evox.strategies import BOUNDARY
 from tests.evox.test_chain import program
+from tests.oracles import cases
+from tests.oracles.reference import REGENERATE, Reference, golden
 
 
-def test_j_agrees_with_the_reference_scorer(reference: Any) -> None:
+def test_j_agrees_with_the_reference_scorer(reference: Reference) -> None:
     rng = random.Random(0)
     cases = [
         [
@@ -43,29 +47,25 @@ def test_j_agrees_with_the_reference_scorer(reference: Any) -> None:
     assert ours == pytest.approx(theirs, abs=1e-12)
 
 
-@pytest.mark.parametrize("seed", [0, 3, 99])
-async def test_the_seed_strategy_draws_like_the_reference_seed(seed: int, reference: Any) -> None:
-    ks = [4, 4, 2, 0, 7, 3, 4, 4]
-    theirs = reference(
-        "import random\n"
-        "from skydiscover.config import DatabaseConfig\n"
-        "from skydiscover.search.base_database import Program\n"
-        "from skydiscover.search.evox.database.initial_search_strategy import "
-        "EvolvedProgramDatabase\n"
-        "db = EvolvedProgramDatabase('evox', DatabaseConfig())\n"
-        "for i in range(9):\n"
-        "    db.add(Program(id=f'p{i}', solution='', metrics={'combined_score': i / 10}), "
-        "iteration=i)\n"
-        # Seeded after construction: the reference's base class draws from ``random`` while
-        # it is built; ours does not, so our server's seeding at load is equivalent.
-        "random.seed(DATA['seed'])\n"
-        "out = []\n"
-        "for k in DATA['ks']:\n"
-        "    parent, context = db.sample(k)\n"
-        "    out.append([list(parent.values())[0].id, [p.id for p in context['']]])\n"
-        "print(json.dumps(out))",
-        {"seed": seed, "ks": ks},
+@pytest.mark.parametrize("seed", cases.SEED_STRATEGY["seeds"])
+async def test_the_seed_strategy_draws_like_the_reference_seed(
+    seed: int, reference: Reference
+) -> None:
+    ks = cases.SEED_STRATEGY["ks"]
+    await assert_seed_draws(seed, ks, reference.probe("seed_strategy_draws", seed, ks))
+
+
+@pytest.mark.parametrize("seed", cases.SEED_STRATEGY["seeds"])
+async def test_the_seed_strategy_draws_like_heads_seed(seed: int) -> None:
+    trace = golden("evox_seed_strategy")["trace"]
+    assert trace["inputs"] == cases.digest(cases.SEED_STRATEGY), (
+        f"the draws asked for changed since HEAD's trace was recorded: {REGENERATE} "
+        "evox_seed_strategy"
     )
+    await assert_seed_draws(seed, cases.SEED_STRATEGY["ks"], trace["draws"][str(seed)])
+
+
+async def assert_seed_draws(seed: int, ks: list[int], theirs: list[Any]) -> None:
     ours = SeedStrategy(random.Random(seed))
     await ours.add([program(i) for i in range(9)])
     for k, (parent, context) in zip(ks, theirs, strict=True):
@@ -85,95 +85,76 @@ REFERENCE_CHECKS = {
 }
 
 
-#: Which of the reference validator's checks failed: its ``_error_response`` is wrapped to note
-#: the line it was called from, and each check's block ends at its catch-all message.
-WHICH_CHECK = """
-import sys
-import skydiscover.search.evox.database.search_strategy_evaluator as m
-source = open(m.__file__).read().splitlines()
-anchors = [
-    ("load", "Failed to load database class"),
-    ("structure", "Failed structural checks"),
-    ("construct", "Failed to initialize database"),
-    ("single_add", "Failed to add or verify program"),
-    ("bulk_add_sample", "Failed to add 10 programs and sample"),
-    ("error_metrics", "Failed to handle programs with error strings"),
-    ("metric_immutability", "Failed to verify metrics immutability"),
-    ("migration", "Migration test failed"),
-    ("context_contract", "Unexpected error"),
-]
-ends = [(next(i for i, line in enumerate(source, 1) if text in line), name)
-        for name, text in anchors]
-seen = []
-original = m._error_response
-def noting(message):
-    seen.append(sys._getframe(1).f_lineno)
-    return original(message)
-m._error_response = noting
-out = {}
-for name, path in DATA.items():
-    seen.clear()
-    result = m.evaluate(path)
-    check = None
-    if result["validity"] == 0 and seen:
-        check = next((n for end, n in ends if seen[0] <= end), "context_contract")
-    out[name] = [result["validity"], check]
-print(json.dumps(out))
-"""
+async def our_check(source: str, factory: Any) -> str | None:
+    """The reference check our Valid(·) fails on ``source`` (None: passes them all; checks
+    that only we run do not count)."""
+    report = await validate(source, factory=factory, labels=default_labels(), config=TEST_VALID)
+    failed = report.failure
+    return failed.name if failed is not None and failed.name in REFERENCE_CHECKS else None
+
+
+def disagreements(ours: dict[str, str | None], theirs: dict[str, list[Any]]) -> list[Any]:
+    out = []
+    for name, (validity, their_check) in theirs.items():
+        if (validity == 0) != (ours[name] is not None):
+            out.append((name, "verdict", validity, ours[name]))
+        elif ours[name] is not None and ours[name] != their_check:
+            out.append((name, "check", their_check, ours[name]))
+    return out
 
 
 async def test_valid_agrees_with_the_reference_validator_on_its_own_checks(
-    tmp_path: Path, local_factory: Any, reference: Any
+    tmp_path: Path, local_factory: Any, reference: Reference
 ) -> None:
     """Same verdict and, when both reject, the same failing check (compared by name)."""
-    # PyPI 0.1.0 names the parameter ``num_inspirations`` (we accept both names).
-    cases = {
+    # PyPI 0.1.0 names the parameter ``num_inspirations`` (we accept both names).  The five-
+    # context case is where 0.1.0 and HEAD differ (next test).
+    fixtures = {
         name: source.replace("num_context_programs", "num_inspirations")
-        for name, source in {"good": GOOD, **FAILS_EXACTLY}.items()
+        for name, source in cases.valid_fixtures().items()
+        if name != "five_context"
     }
     paths = {}
-    for name, source in cases.items():
+    for name, source in fixtures.items():
         path = tmp_path / f"{name}.py"
         path.write_text(source)
         paths[name] = str(path)
-    theirs = reference(WHICH_CHECK, {n: p for n, p in paths.items() if n not in ("call_time",)})
-    disagreements = []
-    compared = 0
-    for name, (validity, their_check) in theirs.items():
-        report = await validate(
-            cases[name], factory=local_factory, labels=default_labels(), config=TEST_VALID
-        )
-        failed = report.failure
-        ours = failed.name if failed is not None and failed.name in REFERENCE_CHECKS else None
-        if (validity == 0) != (ours is not None):
-            disagreements.append((name, "verdict", validity, ours))
-        elif ours is not None:
-            compared += 1
-            if ours != their_check:
-                disagreements.append((name, "check", their_check, ours))
-    assert disagreements == [], disagreements
-    assert compared >= 5  # the check names were really compared
+    theirs = reference.probe("which_check", paths)
+    ours = {name: await our_check(source, local_factory) for name, source in fixtures.items()}
+    assert disagreements(ours, theirs) == []
+    assert sum(1 for c in ours.values() if c is not None) >= 9  # every check's name compared
+
+
+async def test_valid_agrees_with_heads_validator_on_its_own_checks(local_factory: Any) -> None:
+    """The fixtures as written (HEAD's ``num_context_programs``) against HEAD's recorded
+    verdicts and failing checks, boundary cases included."""
+    trace = golden("evox_valid")["trace"]
+    fixtures = cases.valid_fixtures()
+    assert set(trace) == set(fixtures), f"the fixtures changed: {REGENERATE} evox_valid"
+    stale = [n for n, s in fixtures.items() if trace[n]["source"] != cases.digest(s)]
+    assert stale == [], f"fixtures {stale} changed since HEAD's trace: {REGENERATE} evox_valid"
+    ours = {name: await our_check(source, local_factory) for name, source in fixtures.items()}
+    theirs = {n: [t["validity"], t["check"]] for n, t in trace.items()}
+    assert disagreements(ours, theirs) == []
+    assert ours["five_context"] == "bulk_add_sample"
 
 
 async def test_too_many_context_programs_is_where_0_1_0_and_head_differ(
-    tmp_path: Path, local_factory: Any, reference: Any
+    tmp_path: Path, local_factory: Any, reference: Reference
 ) -> None:
     """Five context programs when four are asked for: 0.1.0's validator lets it through (it
     bounds the context by ``min(5, n)``), HEAD's and ours reject it in the bulk sample check.
     We follow HEAD; this test documents the difference."""
-    five = module(
-        context="others[: 5 if num_context_programs >= 4 else num_context_programs]",
-    ).replace("num_context_programs", "num_inspirations")
+    five = BOUNDARY["five_context"]
     path = tmp_path / "five.py"
-    path.write_text(five)
-    theirs = reference(WHICH_CHECK, {"five": str(path)})
-    assert theirs["five"] == [1, None]
-    report = await validate(five, factory=local_factory, labels=default_labels(), config=TEST_VALID)
-    assert report.failure is not None and report.failure.name == "bulk_add_sample"
+    path.write_text(five.replace("num_context_programs", "num_inspirations"))
+    assert reference.probe("which_check", {"five": str(path)}) == {"five": [1, None]}
+    assert golden("evox_valid")["trace"]["five_context"]["check"] == "bulk_add_sample"
+    assert await our_check(five, local_factory) == "bulk_add_sample"
 
 
 async def test_the_reference_seed_strategy_passes_valid_unchanged(
-    local_factory: Any, reference: Any
+    local_factory: Any, reference: Reference
 ) -> None:
     """The published 0.1.0 seed strategy (trusted code) loads as it is: it reads
     ``config.random_seed`` in ``__init__``, which our config shim carries."""

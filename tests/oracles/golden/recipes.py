@@ -1,19 +1,80 @@
-"""Recipes for golden traces (see ../README.md): each function drives reference code imported
-from the snapshot on ``sys.path`` and returns plain data.  Add a function per trace."""
+"""Recipes for golden traces (see ../README.md): each one drives SkyDiscover's repository code
+(the snapshot first on ``sys.path``) through the drivers in ``probes.py`` on the inputs of
+``cases.py`` and returns plain data.  A recipe's docstring says why its trace is pinned; the
+recorder stores it with the trace.
+
+A trace keeps a hash of its inputs, not the inputs: the test regenerates them with the same
+function and fails with a "regenerate" message when they changed.
+"""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
-
-def snapshot_identity() -> dict[str, Any]:
-    """Which reference is on the path (a smoke recipe for the recorder itself)."""
-    import skydiscover
-
-    return {"module": skydiscover.__name__, "has_adaevolve": _has("skydiscover.search.adaevolve")}
+import cases
+import probes
+from cases import digest
 
 
-def _has(module: str) -> bool:
-    import importlib.util
+def policies() -> dict[str, Any]:
+    """Top-K, Best-of-N and the attempts variant (counter advanced per sample), step by step,
+    on scripts whose children may lack a usable ``combined_score`` and carry a bool metric.
+    Pinned because there 0.1.0 counts the bool in the mean that ranks programs and HEAD, which
+    we follow, does not; the other cases are compared live against 0.1.0."""
+    out = {}
+    for kind, seed in cases.GOLDEN_POLICY_SEEDS.items():
+        scripts = cases.policy_scripts(
+            kind, seed, count=cases.GOLDEN_POLICY_COUNT, bool_metrics=True
+        )
+        out[kind] = {"inputs": digest(scripts), "steps": probes.drive_policies(scripts)}
+    return out
 
-    return importlib.util.find_spec(module) is not None
+
+def scoring() -> dict[str, Any]:
+    """``get_score`` and the default controller's failure predicate.  Pinned because HEAD
+    differs from 0.1.0 in both: bools are left out of the mean, and an ``error`` in the
+    artifacts (not only in the metrics) with ``combined_score == 0`` is a failure."""
+    scores, failures = cases.score_cases(), cases.failure_cases()
+    return {
+        "scores": {"inputs": digest(scores), "results": probes.get_scores(scores)},
+        "failures": {"inputs": digest(failures), "results": probes.failure_verdicts(failures)},
+    }
+
+
+def evox_valid() -> dict[str, Any]:
+    """HEAD's Valid(·) verdict and failing check on each fixture as written (HEAD's
+    ``num_context_programs``).  Pinned because 0.1.0's validator wants ``num_inspirations`` and
+    bounds the bulk sample's context by min(5, n) where HEAD (and we) bound it by min(4, n)."""
+    fixtures = cases.valid_fixtures()
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {}
+        for name, source in fixtures.items():
+            path = Path(tmp) / f"{name}.py"
+            path.write_text(source)
+            paths[name] = str(path)
+        verdicts = probes.which_check(paths)
+    return {
+        name: {"source": digest(fixtures[name]), "validity": validity, "check": check}
+        for name, (validity, check) in verdicts.items()
+    }
+
+
+def evox_seed_strategy() -> dict[str, Any]:
+    """HEAD's EvoX seed strategy draws (``choice``, then ``sample(min(k+1, n))``).  Pinned
+    because HEAD's seed strategy is the one our port follows; 0.1.0's (compared live) also
+    reads ``config.random_seed``, which HEAD's config no longer has."""
+    spec = cases.SEED_STRATEGY
+    return {
+        "inputs": digest(spec),
+        "draws": {str(s): probes.seed_strategy_draws(s, spec["ks"]) for s in spec["seeds"]},
+    }
+
+
+RECIPES = {
+    "policies": policies,
+    "scoring": scoring,
+    "evox_valid": evox_valid,
+    "evox_seed_strategy": evox_seed_strategy,
+}

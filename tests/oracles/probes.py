@@ -1,0 +1,184 @@
+"""Drivers that run *inside* a reference interpreter, never in ours: the oracle venv for the live
+tests (SkyDiscover 0.1.0), or the recorder with a snapshot of SkyDiscover's repository first on
+``sys.path`` (HEAD, for golden traces).  Standard library plus the reference's own modules.
+
+The two references name and shape ``sample()`` differently (0.1.0: ``num_inspirations``, a dict
+per side; HEAD: ``num_context_programs``, plain values for the greedy databases); ``_sample``
+hides that, so one driver serves both.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _sample(db: Any, k: int) -> tuple[Any, list[Any]]:
+    params = inspect.signature(db.sample).parameters
+    name = "num_context_programs" if "num_context_programs" in params else "num_inspirations"
+    parent, context = db.sample(**{name: k})
+    if isinstance(parent, dict):
+        parent = next(iter(parent.values()))
+    if isinstance(context, dict):
+        context = [p for programs in context.values() for p in programs]
+    return parent, list(context)
+
+
+def _config(**fields: Any) -> Any:
+    from skydiscover.config import DatabaseConfig
+
+    config = DatabaseConfig()
+    if hasattr(config, "random_seed"):
+        config.random_seed = None  # 0.1.0 would seed the global random at construction
+    for key, value in fields.items():
+        setattr(config, key, value)  # the reference reads unknown database keys by getattr
+    return config
+
+
+def drive_policies(scripts: list[dict[str, Any]]) -> list[list[list[Any]]]:
+    """Per script, per step: ``[parent id, [context ids]]`` from the reference's
+    ``TopKDatabase`` / ``BestOfNDatabase`` (see ``tests/oracles/cases.py`` for a script).
+
+    ``attempts`` is Galapagos' Best-of-N variant: the same database with its counter advanced
+    once per sample (failed iterations included) instead of once per admitted child.
+    """
+    from skydiscover.search.base_database import Program
+    from skydiscover.search.best_of_n.database import BestOfNDatabase
+    from skydiscover.search.topk.database import TopKDatabase
+
+    out = []
+    for script in scripts:
+        if script["kind"] == "topk":
+            db: Any = TopKDatabase("t", _config())
+        else:
+            db = BestOfNDatabase("b", _config(best_of_n=script["n"]))
+        db.add(Program(id="p0", solution="s", metrics=script["seed"], iteration_found=0), 0)
+        random.seed(script["rng"])
+        steps = []
+        for i, metrics in enumerate(script["steps"], 1):
+            parent, context = _sample(db, script["k"])
+            steps.append([parent.id, [p.id for p in context]])
+            if script["kind"] == "attempts":
+                db.parent_iteration_count += 1  # the variant: one use per sample
+            if metrics is None:
+                continue
+            child = Program(
+                id=f"p{i}", solution="c", metrics=metrics, iteration_found=i, parent_id=parent.id
+            )
+            if script["kind"] == "attempts":
+                kept, db.current_parent_id = db.current_parent_id, None
+                db.add(child, iteration=i)  # add() must not count for the variant
+                db.current_parent_id = kept
+            else:
+                db.add(child, iteration=i)
+        out.append(steps)
+    return out
+
+
+def seed_strategy_draws(seed: int, ks: list[int]) -> list[list[Any]]:
+    """The EvoX seed strategy over nine programs: ``[parent id, [context ids]]`` per ``k``."""
+    from skydiscover.search.base_database import Program
+    from skydiscover.search.evox.database.initial_search_strategy import (
+        EvolvedProgramDatabase,
+    )
+
+    db = EvolvedProgramDatabase("evox", _config())
+    for i in range(9):
+        db.add(Program(id=f"p{i}", solution="", metrics={"combined_score": i / 10}), iteration=i)
+    # Seeded after construction: the reference's base class draws from ``random`` while it is
+    # built; ours does not, so our strategy server's seeding at load is equivalent.
+    random.seed(seed)
+    out = []
+    for k in ks:
+        parent, context = _sample(db, k)
+        out.append([parent.id, [p.id for p in context]])
+    return out
+
+
+#: Each Valid(·) check of the reference validator and the catch-all message that ends its block.
+_CHECK_ENDS = (
+    ("load", "Failed to load database class"),
+    ("structure", "Failed structural checks"),
+    ("construct", "Failed to initialize database"),
+    ("single_add", "Failed to add or verify program"),
+    ("bulk_add_sample", "Failed to add 10 programs and sample"),
+    ("error_metrics", "Failed to handle programs with error strings"),
+    ("metric_immutability", "Failed to verify metrics immutability"),
+    ("migration", "Migration test failed"),
+    ("context_contract", "Unexpected error"),
+)
+
+
+def which_check(paths: dict[str, str]) -> dict[str, list[Any]]:
+    """Per strategy file: ``[validity, name of the failing check or None]`` from the reference's
+    validator.  Its ``_error_response`` is wrapped to note the line it was called from; the
+    failing check is the block that line falls in."""
+    import skydiscover.search.evox.database.search_strategy_evaluator as m
+
+    source = Path(m.__file__).read_text().splitlines()
+    ends = [
+        (next(i for i, line in enumerate(source, 1) if text in line), name)
+        for name, text in _CHECK_ENDS
+    ]
+    seen: list[int] = []
+    original = m._error_response
+
+    def noting(message: str) -> Any:
+        seen.append(sys._getframe(1).f_lineno)
+        return original(message)
+
+    m._error_response = noting
+    out = {}
+    try:
+        for name, path in paths.items():
+            seen.clear()
+            result = m.evaluate(path)
+            check = None
+            if result["validity"] == 0 and seen:
+                check = next((n for end, n in ends if seen[0] <= end), "context_contract")
+            out[name] = [result["validity"], check]
+    finally:
+        m._error_response = original
+    return out
+
+
+def get_scores(cases: list[dict[str, Any]]) -> list[float]:
+    """The reference's score of each metrics dict (HEAD ``get_score``, 0.1.0
+    ``get_fitness_score``)."""
+    if importlib.util.find_spec("skydiscover.utils.metrics") is not None:
+        from skydiscover.utils.metrics import get_score
+    else:
+        from skydiscover.utils.metrics_utils import get_fitness_score as get_score
+    return [get_score(metrics) for metrics in cases]
+
+
+def failure_verdicts(cases: list[dict[str, Any]]) -> list[bool]:
+    """The default controller's failure predicate on each ``{metrics, artifacts}`` case.
+
+    The predicate is an inline ``if`` in an async method, so it is read from the controller's
+    source (HEAD ``default_discovery_controller.py``, 0.1.0 ``default_discovery_manager.py``)
+    and evaluated as the expression it is, with ``child_metrics`` / ``child_artifacts`` bound.
+    """
+    spec = importlib.util.find_spec("skydiscover.search.default_discovery_controller")
+    if spec is None:
+        spec = importlib.util.find_spec("skydiscover.search.default_discovery_manager")
+    assert spec is not None and spec.origin is not None, "no default controller found"
+    text = Path(spec.origin).read_text()
+    tests = [
+        node.test
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.If)
+        and 'child_metrics.get("validity") in (0, -1)'
+        in (ast.get_source_segment(text, node.test) or "")
+    ]
+    assert len(tests) == 1, f"expected one failure predicate in {spec.origin}, found {len(tests)}"
+    predicate = compile(ast.Expression(tests[0]), spec.origin, "eval")
+    return [
+        bool(eval(predicate, {"child_metrics": c["metrics"], "child_artifacts": c["artifacts"]}))
+        for c in cases
+    ]
