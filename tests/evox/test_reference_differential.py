@@ -29,7 +29,7 @@ from tests.oracles.reference import REGENERATE, Reference, golden
 
 def test_j_agrees_with_the_reference_scorer(reference: Reference) -> None:
     rng = random.Random(0)
-    cases = [
+    inputs = [
         [
             rng.uniform(-1, 2),
             [rng.uniform(-1, 2) for _ in range(rng.randint(0, 6))],
@@ -41,9 +41,9 @@ def test_j_agrees_with_the_reference_scorer(reference: Reference) -> None:
         "from skydiscover.search.evox.utils.search_scorer import LogWindowScorer\n"
         "out = [LogWindowScorer().compute_metrics(start_score=s, best_scores=b, horizon=h)"
         "['combined_score'] for s, b, h in DATA]\nprint(json.dumps(out))",
-        cases,
+        inputs,
     )
-    ours = [window_score(s, max([s, *b]), h) for s, b, h in cases]
+    ours = [window_score(s, max([s, *b]), h) for s, b, h in inputs]
     assert ours == pytest.approx(theirs, abs=1e-12)
 
 
