@@ -191,7 +191,7 @@ def _task_notes(task: Task, config: RunConfig) -> list[str]:
                     f"{config.blocks.prompt} prompt block takes none)"]  # fmt: skip
         return []
     prompt_unused = "prompt.system_message" in skipped
-    used = [k for k in folder.task_keys() if not (prompt_unused and k.startswith("prompt."))]
+    used = [k for k in folder.task_keys if not (prompt_unused and k.startswith("prompt."))]
     used += [folder.shown(key) for key in folder.search if key not in skipped]
     unused = list(folder.ignored) + [folder.shown(key) for key in skipped]
     notes = [f"{folder.path.name}: {note}" for note in folder.notes]

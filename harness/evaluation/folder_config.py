@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from harness.core.errors import TaskError
+from harness.evaluation._located_yaml import LocatedYaml
 
 __all__ = [
     "OPENEVOLVE_THRESHOLDS",
@@ -117,13 +116,9 @@ class FolderConfig:
     #: Keys of the file that have no equivalent here (dotted, as the file spells them).
     ignored: list[str] = field(default_factory=list)
     #: Task keys the file sets (the rest are the format's defaults), as the file spells them.
-    set_keys: list[str] = field(default_factory=list)
+    task_keys: list[str] = field(default_factory=list)
     #: What was adjusted on the way in (a timeout above the sandbox's limit …).
     notes: list[str] = field(default_factory=list)
-
-    def task_keys(self) -> list[str]:
-        """The task keys the file sets (for ``task check`` and the run's notes)."""
-        return list(self.set_keys)
 
     def shown(self, key: str) -> str:
         """A search default as the notes show it: the file's key and ours (``max_iterations →
@@ -158,63 +153,6 @@ def find_folder_config(folder: Path, name: str | None = None) -> Path | None:
     return default if default.is_file() else None
 
 
-class _File:
-    """The parsed file and the position of each of its values (for errors that point at it)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise TaskError(f"cannot read {path}: {exc.strerror}") from exc
-        try:
-            self.node = yaml.compose(text, Loader=yaml.SafeLoader)
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            problem = getattr(exc, "problem", None) or "invalid YAML"
-            raise TaskError(f"malformed YAML in {path}{where}: {problem}; fix the file") from exc
-        if data is None:
-            data = {}
-        if not isinstance(data, dict):
-            raise self.error(
-                "", f"expected a mapping of config sections, got {type(data).__name__}"
-            )
-        self.data: dict[str, Any] = data
-
-    def where(self, dotted: str, *, at_key: bool = False) -> str:
-        """``path at line L, column C`` of the value at ``dotted`` (or of its key)."""
-        node: Any = self.node
-        key_node = None
-        for part in _parts(dotted):
-            if isinstance(node, yaml.MappingNode):
-                key_node, node = next(
-                    ((k, v) for k, v in node.value if k.value == part), (None, None)
-                )
-            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-                key_node = node = node.value[part] if part < len(node.value) else None
-            else:
-                node = None
-            if node is None:
-                return str(self.path)
-        mark = (key_node if at_key and key_node is not None else node).start_mark
-        return f"{self.path} at line {mark.line + 1}, column {mark.column + 1}"
-
-    def error(self, dotted: str, message: str, *, at_key: bool = False) -> TaskError:
-        key = f"{dotted}: " if dotted else ""
-        return TaskError(f"{self.where(dotted, at_key=at_key)}: {key}{message}")
-
-
-def _parts(dotted: str) -> Iterator[str | int]:
-    for part in dotted.split(".") if dotted else ():
-        name, _, rest = part.partition("[")
-        if name:
-            yield name
-        for index in re.findall(r"(\d+)\]", "[" + rest if rest else ""):
-            yield int(index)
-
-
 def _leaves(data: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
     for key, value in data.items():
         dotted = f"{prefix}{key}"
@@ -224,7 +162,7 @@ def _leaves(data: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
             yield dotted
 
 
-def _format(file: _File) -> Format:
+def _format(file: LocatedYaml) -> Format:
     keys = set(file.data)
     oe, sd = keys & _OE_ONLY, keys & _SD_ONLY
     if oe and sd:
@@ -251,19 +189,19 @@ def _format(file: _File) -> Format:
     return "openevolve"  # only keys both formats share: they mean the same in both
 
 
-def _number(file: _File, key: str, value: Any) -> float:
+def _number(file: LocatedYaml, key: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise file.error(key, f"expected a positive number, got {value!r}")
     return float(value)
 
 
-def _flag(file: _File, key: str, value: Any) -> bool:
+def _flag(file: LocatedYaml, key: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise file.error(key, f"expected true or false, got {value!r}")
     return value
 
 
-def _text(file: _File, key: str, value: Any) -> str:
+def _text(file: LocatedYaml, key: str, value: Any) -> str:
     if not isinstance(value, str):
         raise file.error(key, f"expected text, got {value!r}")
     return value
@@ -273,10 +211,18 @@ def _inside(folder: Path, path: Path) -> bool:
     return path.resolve().is_relative_to(folder.resolve())
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()`` for text that may not be a path at all (too long a name …)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 class _Reader:
     """Walks one file, marking the keys it uses; whatever is left is named as not used."""
 
-    def __init__(self, file: _File, fmt: Format) -> None:
+    def __init__(self, file: LocatedYaml, fmt: Format) -> None:
         self.file = file
         self.format = fmt
         self.folder = file.path.parent
@@ -308,30 +254,30 @@ class _Reader:
         name = value.strip()
         if self.format == "skydiscover" and raw is not None and "\n" not in name:
             candidate = self.folder / name
-            if name and len(name) < _SD_FILE_NAME_CHARS and candidate.is_file():
+            if name and len(name) < _SD_FILE_NAME_CHARS and _is_file(candidate):
                 if not _inside(self.folder, candidate):
                     raise self.file.error(
                         key, f"{name!r} is a file outside the task folder; copy it into the folder"
                     )
                 out.system_message, out.system_message_source = candidate.read_text(), name
-                out.set_keys.append(key)
+                out.task_keys.append(key)
                 return
             if _FILE_NAME.fullmatch(name):
                 raise self.file.error(
                     key, f"names the file {name!r}, which is not in {self.folder}; add it"
                 )
         is_name = re.fullmatch(r"[\w.-]{1,200}", name) is not None
-        if templates is not None and is_name and (templates / f"{name}.txt").is_file():
+        if templates is not None and is_name and _is_file(templates / f"{name}.txt"):
             out.system_message = (templates / f"{name}.txt").read_text()
             out.system_message_source = f"prompt.template_dir/{name}.txt"
-            out.set_keys.append(out.system_message_source)
+            out.task_keys.append(out.system_message_source)
             return
         if name in _TEMPLATES[self.format]:
             return  # the format's generic system message: ours stands in for it
         if not name:
             raise self.file.error(key, "is empty; remove it or write the system message")
         out.system_message = value
-        out.set_keys.append(key)
+        out.task_keys.append(key)
 
     def _template_dir(self) -> Path | None:
         raw = self.get("prompt.template_dir")
@@ -360,20 +306,20 @@ class _Reader:
         out.timeout_s = defaults["timeout"]
         if timeout is not None:
             self.use("evaluator.timeout")
-            out.set_keys.append("evaluator.timeout")
+            out.task_keys.append("evaluator.timeout")
             out.timeout_s = _number(self.file, "evaluator.timeout", timeout)
         out.timeout_s = self._clamp("evaluator.timeout", out.timeout_s, 0.0, _MAX_TIMEOUT_S)
         cascade = self.get("evaluator.cascade_evaluation")
         if cascade is not None:
             self.use("evaluator.cascade_evaluation")
-            out.set_keys.append("evaluator.cascade_evaluation")
+            out.task_keys.append("evaluator.cascade_evaluation")
             out.cascade = _flag(self.file, "evaluator.cascade_evaluation", cascade)
         key = "evaluator.cascade_thresholds"
         thresholds = self.get(key)
         out.thresholds = defaults["thresholds"]
         if thresholds is not None:
             self.use(key)
-            out.set_keys.append(key)
+            out.task_keys.append(key)
             if not isinstance(thresholds, list) or not thresholds:
                 raise self.file.error(key, f"expected a list of numbers, got {thresholds!r}")
             for n, t in enumerate(thresholds):
@@ -384,13 +330,13 @@ class _Reader:
             memory = self.get("evaluator.memory_limit_mb")
             if memory is not None:
                 self.use("evaluator.memory_limit_mb")
-                out.set_keys.append("evaluator.memory_limit_mb")
+                out.task_keys.append("evaluator.memory_limit_mb")
                 memory = int(_number(self.file, "evaluator.memory_limit_mb", memory))
                 out.memory_mb = self._clamp("evaluator.memory_limit_mb", memory, 64, 16384)
             cpus = self.get("evaluator.cpu_limit")
             if cpus is not None:
                 self.use("evaluator.cpu_limit")
-                out.set_keys.append("evaluator.cpu_limit")
+                out.task_keys.append("evaluator.cpu_limit")
                 cpus = _number(self.file, "evaluator.cpu_limit", cpus)
                 out.cpus = self._clamp("evaluator.cpu_limit", cpus, 0.01, 64.0)
 
@@ -406,7 +352,7 @@ class _Reader:
             value = self.get(key)
             if value is not None:
                 self.use(key)
-                out.set_keys.append(key)
+                out.task_keys.append(key)
                 setattr(out, key, _text(self.file, key, value))
         if out.file_suffix is not None and not re.fullmatch(r"\.\w+", out.file_suffix):
             raise self.file.error("file_suffix", f"expected e.g. '.py', got {out.file_suffix!r}")
@@ -440,10 +386,8 @@ class _Reader:
         models = self.models("models")
         if models:
             out.search["llm.models"] = models
-            legacy = [k for k in ("llm.primary_model", "llm.secondary_model") if k in self.used]
-            out.origins["llm.models"] = "/".join(
-                (["llm.models"] if "llm.models" in self.used else []) + legacy
-            )
+            named = ("llm.models", "llm.primary_model", "llm.secondary_model")
+            out.origins["llm.models"] = "/".join(k for k in named if k in self.used)
         if self.format == "skydiscover":
             guides = self.models("guide_models")
             if guides:
@@ -524,7 +468,7 @@ class _Reader:
 
 def read_folder_config(path: Path) -> FolderConfig:
     """Parse and sort one folder config file (see the module docstring)."""
-    file = _File(path)
+    file = LocatedYaml(path)
     fmt = _format(file)
     reader = _Reader(file, fmt)
     out = FolderConfig(path=path, format=fmt)

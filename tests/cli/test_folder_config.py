@@ -249,6 +249,13 @@ def test_a_bad_search_default_is_reported_against_the_folders_file(tmp_path: Pat
     assert fixed.returncode == 2, fixed.stderr
 
 
+def test_an_unreachable_endpoint_of_the_folder_says_where_it_came_from(tmp_path: Path) -> None:
+    path = folder(tmp_path, "oe", "database: {}\nllm:\n  api_base: http://127.0.0.1:9/v1\n")
+    proc, _ = run(tmp_path, path, "-i", "1", "-m", "some-model")
+    assert proc.returncode != 0
+    assert f"llm.api_base in {path / 'config.yaml'}; pass --api-base" in proc.stderr
+
+
 def test_a_native_task_sends_its_own_system_message(tmp_path: Path) -> None:
     shipped = load_task("function_minimization")
     proc, store = run(tmp_path / "a", "function_minimization", "-i", "1")

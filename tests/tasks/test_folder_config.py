@@ -111,7 +111,7 @@ def test_a_system_message_naming_a_template_is_that_template(tmp_path: Path) -> 
     (path / "prompts" / "diff_user.txt").write_text("{metrics}")
     config = read_folder_config(path / "config.yaml")
     assert config.system_message == "TEMPLATE-SYSTEM-5521"
-    assert config.task_keys() == ["prompt.template_dir/system_message.txt"]
+    assert config.task_keys == ["prompt.template_dir/system_message.txt"]
     assert config.ignored == ["prompt.template_dir/diff_user.txt"]
 
 
@@ -233,3 +233,29 @@ def test_the_task_layer_carries_the_system_message_and_the_search_defaults(
     source, patch = native.config_layer() or ("", {})
     assert source.endswith("function_minimization/task.yaml")
     assert patch == {"prompt": {"system_message": native.card.system_message}}
+
+
+def test_a_long_one_line_system_message_is_text_not_a_file_name(tmp_path: Path) -> None:
+    text = "Literal guidance without a file behind it. " * 10  # one line, under 500 chars
+    config = read(tmp_path, f"search: {{}}\nprompt:\n  system_message: '{text}'\n")
+    assert config.system_message == text
+
+
+def test_a_system_message_the_prompt_block_cannot_take_is_named(tmp_path: Path) -> None:
+    """A prompt block without ``system_message`` (the bare section of a composition whose
+    block takes no options) gets a note, for a native card as for a folder's file."""
+    from harness.core.config import Composition, RunConfig
+    from harness.runs import _task_notes
+
+    blocks = Composition(population="p", selection_policy="s", prompt="bare", proposer="d")
+    config = RunConfig(scaffold="x", blocks=blocks)
+    native = load_task("function_minimization")
+    assert _task_notes(native, config) == [
+        f"{native.path / 'task.yaml'}: not used here: system_message (the bare prompt block "
+        "takes none)"
+    ]
+    compat = load_task(folder(tmp_path, "max_iterations: 3\nprompt:\n  system_message: HI\n"))
+    notes = _task_notes(compat, config)
+    assert notes[-1] == "config.yaml: not used here: prompt.system_message"
+    assert "applies: max_iterations → general.max_iterations" in notes[0]
+    assert "prompt.system_message" not in notes[0]

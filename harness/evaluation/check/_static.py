@@ -206,7 +206,7 @@ def folder_config_check(task: Task) -> CheckResult:
         if others:
             why += f" (its config files {', '.join(others)}: choose one with --task-config)"
         return CheckResult("folder_config", "skip", why)
-    applied = config.task_keys()
+    applied = config.task_keys
     search = [config.shown(key) for key in config.search]
     data = {
         "file": str(config.path),
