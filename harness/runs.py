@@ -129,10 +129,10 @@ def plan_run(
     """Validate everything a run needs before anything starts (bad input fails here).
 
     ``seed_from`` starts the run from another run's program instead of the task's initial
-    program (see :func:`seed_from_run`).  A compat folder's own config file (its
-    ``config.yaml``, or ``task_config``) contributes task-level keys to the task and search
-    defaults below the user's file, ``--set`` and flags; what it holds that is not used is
-    named in one note."""
+    program (see :func:`seed_from_run`).  The task's own defaults (its system message; a compat
+    folder's config file, ``config.yaml`` or ``task_config``, also its search-level keys) are a
+    config layer below the user's file, ``--set`` and flags; what the folder's file holds that
+    is not used is named in one note."""
     loaded_task = load_task(task, config_file=task_config)
     task_layer = loaded_task.config_layer()
     flags: dict[str, Any] = {}

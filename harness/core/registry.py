@@ -204,7 +204,7 @@ def load_config(
     flag_names: Mapping[str, str] | None = None,
     task_layer: tuple[str, Mapping[str, Any]] | None = None,
 ) -> tuple[ScaffoldSpec, RunConfig]:
-    """Composition ⊕ task folder defaults ⊕ file ⊕ ``--set`` ⊕ CLI flags, validated strictly
+    """Composition ⊕ the task's defaults ⊕ file ⊕ ``--set`` ⊕ CLI flags, validated strictly
     for the chosen blocks.
 
     ``task_layer`` is the task's own defaults (named by its file, nested keys: a compat
