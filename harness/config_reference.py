@@ -35,9 +35,10 @@ HEADER = """\
 
 Generated from the config models by `python -m harness.config_reference --write`; a test fails
 when this page and the code disagree. A run's config is the scaffold's composition
-(`scaffolds/<name>/config.yaml`, or your composition file), then `--config FILE`, then
-`--set key=value`, then flags. Every section is strict: an unknown key is an error that lists
-the valid ones. Secrets never go in a config (keys come from the environment variable named by
+(`scaffolds/<name>/config.yaml`, or your composition file), then the task's own defaults (its
+system message as `prompt.system_message`; a compat folder's search-level keys, see
+docs/writing-a-task.md), then `--config FILE`, then `--set key=value`, then flags. Every
+section is strict: an unknown key is an error that lists the valid ones. Secrets never go in a config (keys come from the environment variable named by
 `llm.api_key_env`).
 
 Environment variables: `GALAPAGOS_STORE` (the run store, like `--store`), `GALAPAGOS_TASKS`

@@ -24,15 +24,13 @@ from harness.core.blocks import BuildEnv
 from harness.core.config import (
     RunConfig,
     SeedFrom,
-    deep_merge,
     dotted_get,
-    nest,
     override_patch,
     read_yaml,
     shown_override,
 )
 from harness.core.controller import Controller, Progress, RunSummary
-from harness.core.errors import ConfigError, TaskError
+from harness.core.errors import ConfigError, LLMError, TaskError
 from harness.core.evaluator import BaseEvaluator
 from harness.core.records import TaskInfo
 from harness.core.registry import (
@@ -41,12 +39,11 @@ from harness.core.registry import (
     get_spec,
     list_scaffolds,
     load_config,
-    unused_task_keys,
     validate_stored,
 )
 from harness.core.rng import make_rng
 from harness.core.scaffold import Scaffold
-from harness.evaluation.folder_config import FolderConfig
+from harness.evaluation.folder_config import folder_config_files
 from harness.evaluation.task import Task, load_task
 from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
@@ -132,18 +129,12 @@ def plan_run(
     """Validate everything a run needs before anything starts (bad input fails here).
 
     ``seed_from`` starts the run from another run's program instead of the task's initial
-    program (see :func:`seed_from_run`).  A compat folder's own config file (its
-    ``config.yaml``, or ``task_config``) contributes task-level keys to the task and search
-    defaults below the user's file, ``--set`` and flags; what it holds that is not used is
-    named in one note."""
+    program (see :func:`seed_from_run`).  The task's own defaults (its system message; a compat
+    folder's config file, ``config.yaml`` or ``task_config``, also its search-level keys) are a
+    config layer below the user's file, ``--set`` and flags; what the folder's file holds that
+    is not used is named in one note."""
     loaded_task = load_task(task, config_file=task_config)
-    folder = loaded_task.folder_config
-    task_layer = None
-    if folder is not None and folder.search:
-        patch: dict[str, Any] = {}
-        for key, value in folder.search.items():
-            patch = deep_merge(patch, nest(key, value))
-        task_layer = (str(folder.path), patch)
+    task_layer = loaded_task.config_layer()
     flags: dict[str, Any] = {}
     if iterations is not None:
         flags.setdefault("general", {})["max_iterations"] = iterations
@@ -164,8 +155,7 @@ def plan_run(
         update={"llm": resolved.as_config(), "seed_from": seed_from, "task_config": task_config}
     )
     notes = [*_flag_override_notes(config_file, overrides or [], flags), *resolved.notes]
-    if folder is not None:
-        notes += _folder_notes(folder, config, task_layer)
+    notes += _task_notes(loaded_task, config)
     card = loaded_task.card
     if card.requirements:
         notes.append(
@@ -175,17 +165,36 @@ def plan_run(
     return RunPlan(spec, config, loaded_task, notes=tuple(notes))
 
 
-def _folder_notes(
-    folder: FolderConfig, config: RunConfig, layer: tuple[str, Mapping[str, Any]] | None
-) -> list[str]:
-    """What the folder's config contributed, and (one line) every key of it not used."""
-    used = folder.task_keys()
-    unused = list(folder.ignored)
-    if layer is not None:
-        skipped = set(unused_task_keys(config.blocks, layer[1]))
-        used += [key for key in folder.search if key not in skipped]
-        unused += sorted(skipped)
-    notes = []
+def _has_key(config: RunConfig, dotted: str) -> bool:
+    """Whether the config (typed by its blocks) has a place for ``dotted``."""
+    node: Any = config
+    for part in dotted.split("."):
+        if part not in getattr(type(node), "model_fields", {}):
+            return False
+        node = getattr(node, part)
+    return True
+
+
+def _task_notes(task: Task, config: RunConfig) -> list[str]:
+    """What the task's own config contributed, and (one line) every key of it not used."""
+    folder = task.folder_config
+    keys = ["prompt.system_message"] if task.system_message else []
+    keys += list(folder.search) if folder else []
+    skipped = [key for key in keys if not _has_key(config, key)]
+    if folder is None:
+        others = folder_config_files(task.path) if task.card.mode == "compat" else []
+        if others:
+            return [f"{task.name} has no config.yaml; not used: {', '.join(others)} "
+                    "(choose one with --task-config FILE)"]  # fmt: skip
+        if skipped:  # a card's system message that the prompt block has no place for
+            return [f"{task.path / 'task.yaml'}: not used here: system_message (the "
+                    f"{config.blocks.prompt} prompt block takes none)"]  # fmt: skip
+        return []
+    prompt_unused = "prompt.system_message" in skipped
+    used = [k for k in folder.task_keys if not (prompt_unused and k.startswith("prompt."))]
+    used += [folder.shown(key) for key in folder.search if key not in skipped]
+    unused = list(folder.ignored) + [folder.shown(key) for key in skipped]
+    notes = [f"{folder.path.name}: {note}" for note in folder.notes]
     if used:
         notes.append(f"{folder.path.name} ({folder.format} format) applies: {', '.join(used)}")
     if unused:
@@ -348,7 +357,7 @@ async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
     from harness.sandbox import make_backend
 
     resolved = resolve_llm_config(plan.config.llm)  # already resolved: this reads the key
-    notices = [*plan.notes, *resolved.notes]
+    notices = list(dict.fromkeys([*plan.notes, *resolved.notes]))  # plan_run has some already
     async with AsyncExitStack() as stack:
         meter = UsageMeter(resolved.max_total_tokens, resolved.max_cost)
         client = await open_llm(
@@ -356,7 +365,16 @@ async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
         )
         stack.push_async_callback(client.aclose)
         if resolved.provider != "offline":
-            info = await client.check_endpoint()
+            try:
+                info = await client.check_endpoint()
+            except LLMError as exc:
+                folder = plan.task.folder_config
+                if folder is None or folder.search.get("llm.api_base") != resolved.api_base:
+                    raise
+                raise type(exc)(
+                    f"{exc} (the endpoint is the task folder's: llm.api_base in {folder.path}; "
+                    "pass --api-base to use another)"
+                ) from exc
             if info.missing:
                 notices.append(f"the endpoint does not list model(s) {', '.join(info.missing)}")
         ev = plan.config.evaluator
@@ -412,7 +430,6 @@ async def execute(
                 language=card.language,
                 eval_timeout_s=plan.config.evaluator.timeout_s or card.limits.wall_s,
                 model_context=model_view(plan.task),
-                system_message=plan.task.system_message,
             ),
             run_id=run_id,
         )

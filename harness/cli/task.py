@@ -24,8 +24,11 @@ def _line(check: CheckResult) -> str:
     return f"{status_word(check.status)} {check.name:30} {escape(check.detail)}"
 
 
-async def _check(path: str, sandbox: str, runs: int, show: bool) -> CheckReport:
-    task = load_task(path)  # a bad folder or card is bad input: exit 2 before any sandbox
+async def _check(
+    path: str, sandbox: str, runs: int, show: bool, task_config: str | None
+) -> CheckReport:
+    # A bad folder, card or folder config is bad input: exit 2 before any sandbox.
+    task = load_task(path, config_file=task_config)
     from harness.sandbox import make_backend
 
     err.print(f"checking task {task.name} ({task.card.mode}) in the {sandbox} sandbox …")
@@ -60,12 +63,20 @@ def check(
     runs: Annotated[
         int, typer.Option("--runs", min=2, max=10, help="Seed runs compared for determinism.")
     ] = 3,
+    task_config: Annotated[
+        str | None,
+        typer.Option(
+            "--task-config",
+            help="A compat task folder's config file to use (default: its config.yaml), e.g. "
+            "OpenEvolve's config_phase_1.yaml.",
+        ),
+    ] = None,
 ) -> None:
     """Check that a task's evaluator is sound: card, seed, determinism, broken and lying
     candidates.  Exit 0 when no check fails, 1 when one does, 2 for a bad task folder."""
     if Path(path).is_file():
         path = str(Path(path).parent)
-    report = asyncio.run(_check(path, sandbox, runs, show=not as_json))
+    report = asyncio.run(_check(path, sandbox, runs, show=not as_json, task_config=task_config))
     if as_json:
         print_json(report.to_dict())
     else:

@@ -22,7 +22,7 @@ from pydantic import Field
 
 from harness.core.population import PopulationView
 from harness.core.prompt import BasePromptBuilder, PromptContext
-from harness.core.records import Program, Prompt, Selection, TaskInfo
+from harness.core.records import Program, Prompt, Selection
 from harness.core.validation import StrictModel
 from harness.diffs import fenced
 
@@ -115,12 +115,9 @@ class DefaultPromptBuilder(BasePromptBuilder):
         # ``{{ code | fenced(language) }}``: a fence longer than any backtick line in the code.
         self._env.filters["fenced"] = fenced
 
-    def system_message(self, task: TaskInfo | None = None) -> str:
-        """The scaffold's ``prompt.system_message``, else the task's own, else the generic."""
+    def system_message(self) -> str:
         if self.config.system_message is not None:
             return self.config.system_message
-        if task is not None and task.system_message:
-            return task.system_message
         return self._env.get_template("system.j2").render().strip()
 
     def build(self, selection: Selection, context: PromptContext) -> Prompt:
@@ -143,9 +140,7 @@ class DefaultPromptBuilder(BasePromptBuilder):
                 failures=failures,
                 language=context.language,
             )
-            return Prompt(
-                system=self.system_message(context.task), user=user.strip() + "\n", kind="rewrite"
-            )
+            return Prompt(system=self.system_message(), user=user.strip() + "\n", kind="rewrite")
         labels = list(selection.inspiration_labels) or [""] * len(selection.inspirations)
         user = self._env.get_template("user.j2").render(
             task=context.task_description,
@@ -171,7 +166,7 @@ class DefaultPromptBuilder(BasePromptBuilder):
             language=context.language,
         )
         kind = "diff" if cfg.diff_mode else "rewrite"
-        return Prompt(system=self.system_message(context.task), user=user.strip() + "\n", kind=kind)
+        return Prompt(system=self.system_message(), user=user.strip() + "\n", kind=kind)
 
     @staticmethod
     def _metrics(metrics: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -247,6 +247,3 @@ class TaskInfo:
     #: What guide/meta models may see: the description and the evaluator's visible parts, as
     #: the task card allows (never hidden data); "" = the description only.
     model_context: str = ""
-    #: The task's own system message for solution prompts (its card's, or a compat folder's
-    #: config); ``None``: the prompt builder's generic one.
-    system_message: str | None = None

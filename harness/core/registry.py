@@ -49,7 +49,6 @@ __all__ = [
     "list_blocks",
     "list_scaffolds",
     "load_config",
-    "unused_task_keys",
     "scaffolds_root",
 ]
 
@@ -205,12 +204,12 @@ def load_config(
     flag_names: Mapping[str, str] | None = None,
     task_layer: tuple[str, Mapping[str, Any]] | None = None,
 ) -> tuple[ScaffoldSpec, RunConfig]:
-    """Composition ⊕ task folder defaults ⊕ file ⊕ ``--set`` ⊕ CLI flags, validated strictly
+    """Composition ⊕ the task's defaults ⊕ file ⊕ ``--set`` ⊕ CLI flags, validated strictly
     for the chosen blocks.
 
-    ``task_layer`` is a compat folder's search defaults (named by its file, nested keys); a
-    key the chosen blocks do not have is dropped from it here and returned by
-    :func:`unused_task_keys` for the caller to name.
+    ``task_layer`` is the task's own defaults (named by its file, nested keys: a compat
+    folder's search-level keys, the task's system message); a key the chosen blocks do not
+    have is dropped from it (the caller names it as not used).
 
     ``flag_names`` maps a dotted key of ``flags`` to the flag that set it (``"seed": "--seed"``)
     so that an invalid value is reported against the flag, file or ``--set`` it came from.  A
@@ -291,26 +290,6 @@ def _known_keys(model: type[Any], patch: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
-
-
-def unused_task_keys(
-    composition: Composition, patch: Mapping[str, Any], prefix: str = ""
-) -> list[str]:
-    """Dotted keys of a task layer that the composition's config model has no place for."""
-    model = config_model(composition)
-    kept = _known_keys(model, patch)
-
-    def walk(data: Mapping[str, Any], have: Mapping[str, Any], path: str) -> list[str]:
-        missing = []
-        for key, value in data.items():
-            dotted = f"{path}{key}"
-            if key not in have:
-                missing.append(dotted)
-            elif isinstance(value, Mapping) and isinstance(have[key], Mapping):
-                missing += walk(value, have[key], dotted + ".")
-        return missing
-
-    return walk(patch, kept, prefix)
 
 
 def build_scaffold(spec: ScaffoldSpec, config: RunConfig, env: BuildEnv) -> Scaffold:

@@ -73,7 +73,7 @@ class TaskEvaluator(BaseEvaluator):
         self.run_id = run_id
         self.limits = limits or task.card.limits.to_limits()
         self.close_backend = close_backend
-        suffix = Path(task.card.initial_program).suffix or ".py"
+        suffix = task.card.file_suffix or Path(task.card.initial_program).suffix or ".py"
         self.candidate_filename = f"program{suffix}"
         self._prewarmed = False
 

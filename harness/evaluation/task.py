@@ -20,9 +20,16 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness._shipped import shipped_dir
+from harness.core.config import deep_merge, nest
 from harness.core.errors import TaskError
 from harness.core.validation import format_validation_error
-from harness.evaluation.folder_config import FolderConfig, find_folder_config, read_folder_config
+from harness.evaluation.folder_config import (
+    OPENEVOLVE_THRESHOLDS,
+    FolderConfig,
+    find_folder_config,
+    language_of,
+    read_folder_config,
+)
 from harness.sandbox.protocol import Limits
 
 __all__ = [
@@ -37,8 +44,6 @@ __all__ = [
     "tasks_root",
 ]
 
-#: OpenEvolve's cascade thresholds, used for compat folders without a config file.
-OPENEVOLVE_THRESHOLDS = (0.5, 0.75, 0.9)
 #: Files shipped to the sandbox are capped so a task folder cannot balloon every job.
 MAX_TASK_BYTES = 16 << 20
 
@@ -132,7 +137,8 @@ class TaskCard(_Strict):
     #: What a guide/meta model may see of the task (see :class:`ModelContext`).
     model_context: ModelContext = ModelContext()
     #: The system message of every solution prompt, in place of the generic one (domain
-    #: knowledge: what is known, what works).  A scaffold's ``prompt.system_message`` wins.
+    #: knowledge: what is known, what works).  A run takes it as its ``prompt.system_message``
+    #: default: the user's ``--config``/``--set`` override it.
     system_message: str | None = None
     #: File suffix of candidate programs (compat folders may set it; default from language).
     file_suffix: str | None = None
@@ -169,6 +175,21 @@ class Task:
     @property
     def system_message(self) -> str | None:
         return self.card.system_message
+
+    def config_layer(self) -> tuple[str, dict[str, Any]] | None:
+        """The task's own defaults for the run config, named by the file they come from: its
+        system message (as ``prompt.system_message``) and a compat folder's search-level keys.
+        A run places them between the scaffold's composition and the user's file, ``--set``
+        and flags, so the user overrides them as usual."""
+        patch: dict[str, Any] = {}
+        if self.system_message:
+            patch["prompt"] = {"system_message": self.system_message}
+        source = self.path / "task.yaml"
+        if self.folder_config is not None:
+            source = self.folder_config.path
+            for key, value in self.folder_config.search.items():
+                patch = deep_merge(patch, nest(key, value))
+        return (str(source), patch) if patch else None
 
     @property
     def name(self) -> str:
@@ -262,34 +283,18 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
     funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     if "evaluate" not in funcs and "evaluate_stage1" not in funcs:
         raise TaskError(f"{evaluator}: defines neither evaluate() nor evaluate_stage1()")
-    thresholds = list(OPENEVOLVE_THRESHOLDS)
     limits: dict[str, Any] = {}
-    cascade_on = True
     if config is not None:
-        thresholds = list(config.thresholds or config.default_thresholds)
-        if config.timeout_s is not None:
-            limits["wall_s"] = config.timeout_s
-        if config.cascade is False and "evaluate" in funcs:
-            cascade_on = False  # the folder turns its cascade off: evaluate() alone
-    stages: list[CascadeStage] = []
-    n = 1
-    while cascade_on and f"evaluate_stage{n}" in funcs:
-        stages.append(CascadeStage(function=f"evaluate_stage{n}"))
-        n += 1
-    cascade: tuple[CascadeStage, ...] = ()
-    if stages:
-        cascade = tuple(
-            CascadeStage(
-                function=s.function,
-                threshold=(thresholds[i] if i < len(thresholds) else thresholds[-1])
-                if i < len(stages) - 1
-                else None,
-            )
-            for i, s in enumerate(stages)
-        )
-    seeds = (folder / "initial_program.py", folder / "initial_program.rs")
-    initial = next((p.name for p in seeds if p.exists()), "initial_program.py")
-    language = (config.language if config else None) or "python"
+        limits["wall_s"] = config.timeout_s
+        if config.memory_mb is not None:
+            limits["memory_mb"] = config.memory_mb
+        if config.cpus is not None:
+            limits["cpus"] = config.cpus
+    cascade = _compat_cascade(funcs, config)
+    suffix = (config.file_suffix if config else None) or ".py"
+    seeds = [f"initial_program{suffix}", "initial_program.py", "initial_program.rs"]
+    initial = next((name for name in seeds if (folder / name).exists()), seeds[0])
+    language = (config.language if config else None) or language_of(Path(initial).suffix)
     requirements = _requirements(folder)
     image = "python-eval"
     if requirements:
@@ -306,11 +311,30 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
         cascade=cascade,
         initial_program=initial,
         preload=("numpy",),
-        language=language,
+        language=language or "python",
         system_message=config.system_message if config else None,
         file_suffix=config.file_suffix if config else None,
         image=image,
         requirements=requirements,
+    )
+
+
+def _compat_cascade(funcs: set[str], config: FolderConfig | None) -> tuple[CascadeStage, ...]:
+    """The stages the reference runs: ``evaluate_stage1`` … while each passes its threshold,
+    at most one stage more than there are thresholds (OpenEvolve: up to three; SkyDiscover runs
+    two); none when the folder turns the cascade off and has ``evaluate()``."""
+    if config is not None and not config.cascade and "evaluate" in funcs:
+        return ()
+    thresholds = config.thresholds if config is not None else OPENEVOLVE_THRESHOLDS
+    most = 2 if config is not None and config.format == "skydiscover" else 3
+    names: list[str] = []
+    while (
+        len(names) < min(most, len(thresholds) + 1) and f"evaluate_stage{len(names) + 1}" in funcs
+    ):
+        names.append(f"evaluate_stage{len(names) + 1}")
+    return tuple(
+        CascadeStage(function=name, threshold=thresholds[i] if i < len(names) - 1 else None)
+        for i, name in enumerate(names)
     )
 
 

@@ -71,9 +71,12 @@ def evaluator_view(task: Task) -> str:
 
 
 def model_view(task: Task) -> str:
-    """The task as guide and meta models see it: description, objective, validity, and the
-    evaluator's visible parts."""
+    """The task as guide and meta models see it: description, objective, validity, the task's
+    own system message (its domain knowledge; the reference shows its guide model the system
+    message too), and the evaluator's visible parts."""
     text = task.prompt_description()
+    if task.system_message:
+        text += "\n\nWhat the task's author tells the model:\n" + task.system_message.strip()
     view = evaluator_view(task)
     if view:
         text += "\n\nHow candidates are evaluated (the evaluator's visible parts):\n" + view

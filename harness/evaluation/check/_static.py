@@ -11,6 +11,7 @@ import re
 import textwrap
 
 from harness.evaluation.check._report import CheckResult
+from harness.evaluation.folder_config import folder_config_files
 from harness.evaluation.task import Task
 
 __all__ = [
@@ -198,23 +199,28 @@ def folder_config_check(task: Task) -> CheckResult:
     """``folder_config``: what a compat folder's own config file contributes (and does not)."""
     config = task.folder_config
     if config is None:
-        why = (
-            "native task: task.yaml is the config"
-            if task.card.mode == "sealed"
-            else ("the folder has no config.yaml")
-        )
+        if task.card.mode == "sealed":
+            return CheckResult("folder_config", "skip", "native task: task.yaml is the config")
+        others = folder_config_files(task.path)
+        why = "the folder has no config.yaml"
+        if others:
+            why += f" (its config files {', '.join(others)}: choose one with --task-config)"
         return CheckResult("folder_config", "skip", why)
-    applied = config.task_keys()
+    applied = config.task_keys
+    search = [config.shown(key) for key in config.search]
     data = {
         "file": str(config.path),
         "format": config.format,
         "task_keys": applied,
-        "search_defaults": dict(config.search),
+        "system_message": config.system_message_source if config.system_message else None,
+        "search_defaults": {key: config.origins.get(key, key) for key in config.search},
         "not_used": list(config.ignored),
+        "notes": list(config.notes),
     }
     parts = [f"{config.path.name} ({config.format} format)"]
     parts.append(f"task keys: {', '.join(applied) or 'none'}")
-    parts.append(f"search defaults: {', '.join(config.search) or 'none'}")
+    parts.append(f"search defaults: {', '.join(search) or 'none'}")
     if config.ignored:
         parts.append(f"not used: {', '.join(config.ignored)}")
+    parts += config.notes
     return CheckResult("folder_config", "pass", "; ".join(parts), data)
