@@ -416,8 +416,10 @@ class DockerBackend:
         try:
             container = create_hardened_container(self.client, spec)
         except SandboxError as exc:
-            # A missing image (after an engine restart, or removed by hand) is rebuilt once the
-            # fault is handled; an unreachable engine is waited for.
+            # A missing image (after an engine restart, or removed by hand) is looked up again,
+            # and built if need be, by the retry; an unreachable engine is waited for.
+            if isinstance(exc, SandboxUnavailable):
+                self._forget_image(key.image)
             if isinstance(exc, SandboxUnavailable) or not engine_reachable(self.client):
                 raise InfrastructureFault(f"could not create a sandbox container: {exc}") from exc
             raise
@@ -472,6 +474,12 @@ class DockerBackend:
         except BaseException:
             self._discard(_Started(container, stream) if stream else container)
             raise
+
+    def _forget_image(self, tag: str) -> None:
+        """The engine no longer has ``tag``: the next job resolves (and may build) it again."""
+        with self._build_lock:
+            for name in [name for name, known in self._tags.items() if known == tag]:
+                del self._tags[name]
 
     def _discard_started(self, fut: Future[_Started]) -> None:
         if not fut.cancelled() and fut.exception() is None:

@@ -4,6 +4,7 @@ result."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
@@ -35,3 +36,30 @@ async def test_a_container_removed_between_create_and_start_is_retried(
     assert removed
     assert result.status == "ok" and result.metrics["combined_score"] == 2.5
     assert len(result.infra_retries) == 1 and "removed from outside" in result.infra_retries[0]
+
+
+async def test_an_image_gone_from_the_engine_is_looked_up_again_and_the_job_retried(
+    sandbox_images: dict[str, str],
+) -> None:
+    """The tag a backend resolved is removed from the engine (``docker rmi``, an engine that
+    lost its images): the job is retried after resolving the image again, not failed."""
+    import docker
+
+    from harness.sandbox.docker_backend import DockerBackend
+
+    client = docker.from_env()
+    real = sandbox_images["python-eval"]
+    copy = "galapagos-test/python-eval:vanishing"
+    client.images.get(real).tag(copy)
+    backend = DockerBackend(pool_size=0)
+    try:
+        backend._tags["python-eval"] = copy  # as if resolved to this tag before it vanished
+        client.images.remove(copy)  # only the extra tag: the image stays for everyone else
+        result = await backend.run(sealed_job(program("return 1.5")))
+    finally:
+        backend.close()
+        with contextlib.suppress(docker.errors.ImageNotFound):
+            client.images.remove(copy)
+    assert result.status == "ok" and result.metrics["combined_score"] == 1.5
+    assert len(result.infra_retries) == 1 and "not built" in result.infra_retries[0]
+    assert backend._tags["python-eval"] == real
