@@ -295,6 +295,9 @@ class Controller:
                 if not in_flight:
                     break
                 done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:  # several may fail at once (one engine outage): see them all
+                    if not task.cancelled():
+                        task.exception()
                 for task in done:
                     try:
                         task.result()  # re-raise infrastructure errors

@@ -15,8 +15,9 @@ another uid and cannot signal the runner), the attach stream broken before the j
 delivered, the image missing.  Such a job is retried on a fresh container (with backoff; while
 the engine is down the backend waits for it, up to ``engine_wait_s``, then re-checks its images,
 drops dead warm containers and reaps what the restart left behind); the result records the
-faults it survived in ``infra_retries``.  Past the wait deadline
-:class:`~harness.core.errors.EngineUnavailable` ends the run as interrupted.
+faults it survived in ``infra_retries``.  All of a backend's jobs share one wait per outage
+(:class:`~harness.sandbox.engine.EngineWaiter`): one message, one clean-up.  Past the wait
+deadline :class:`~harness.core.errors.EngineUnavailable` ends the run as interrupted.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from harness.core.errors import InfrastructureFault, SandboxError, SandboxUnavai
 from harness.core.records import EvalResult
 from harness.sandbox import images, ownership
 from harness.sandbox.attach import AttachedStream, OutputLimitExceeded
-from harness.sandbox.engine import engine_reachable, wait_for_engine
+from harness.sandbox.engine import EngineWaiter, engine_reachable
 from harness.sandbox.hardening import (
     CANDIDATE_UID,
     TRUSTED_DIR,
@@ -144,6 +145,10 @@ class DockerBackend:
         self.build = build
         self.engine_wait_s = engine_wait_s
         self.infra_retries = infra_retries
+        #: One wait per outage for all of this backend's jobs (see the module docstring).
+        self.engine = EngineWaiter(
+            lambda: engine_reachable(self.client), engine_wait_s, on_return=self._after_outage
+        )
         self._build_lock = threading.Lock()
         self.owner = ownership.owner_id()
         self.instance = uuid.uuid4().hex[:12]
@@ -192,30 +197,38 @@ class DockerBackend:
             try:
                 result = await self._run_once(job)
             except InfrastructureFault as exc:
-                faults.append(str(exc))
-                if len(faults) > self.infra_retries:
+                if len(faults) >= self.infra_retries:
                     raise SandboxError(
-                        f"{len(faults)} infrastructure faults in a row on one evaluation; last: "
-                        f"{exc}"
+                        f"{len(faults) + 1} infrastructure faults in a row on one evaluation; "
+                        f"last: {exc}"
                     ) from exc
-                log.warning("retrying an evaluation on a fresh container: %s", exc)
-                await loop.run_in_executor(None, self._recover, str(exc), len(faults))
+                # On the backend's own threads: close() ends the wait (the default executor
+                # would keep a waiting thread, and the process, alive until the deadline).
+                faults.append(
+                    await loop.run_in_executor(
+                        self._executor, self._recover, str(exc), len(faults) + 1
+                    )
+                )
                 continue
             if faults:
                 return dataclasses.replace(result, infra_retries=tuple(faults))
             return result
 
-    def _recover(self, why: str, attempt: int) -> None:
-        """Wait (bounded) for the engine; after an outage, clean up what it left behind."""
-        waited = wait_for_engine(self.client, self.engine_wait_s, why=why)
+    def _recover(self, why: str, attempt: int) -> str:
+        """Wait (bounded, shared) for an unreachable engine, else back off; the fault as
+        recorded."""
+        waited = self.engine.wait(why)
         if waited > 0:
-            self._after_outage()
-        else:
-            time.sleep(min(0.2 * 2 ** (attempt - 1), 5.0))
+            return f"{why} (the engine was back after {waited:.1f} s)"
+        log.warning("retrying an evaluation on a fresh container: %s", why)
+        time.sleep(min(0.2 * 2 ** (attempt - 1), 5.0))
+        return why
 
-    def _after_outage(self) -> None:
+    def _after_outage(self, waited: float = 0.0) -> None:
         """The engine is back: re-check images, drop dead warm containers, remove this
-        backend's stopped containers and reap dead owners' (the run itself, not a later one)."""
+        backend's stopped containers and reap dead owners' (the run itself, not a later one).
+        A container created meanwhile and removed here fails its start as removed from outside,
+        which is retried like any fault."""
         with self._build_lock:
             self._tags.clear()  # a restarted engine may have lost an image: check again
         if self.pool is not None:
@@ -231,17 +244,18 @@ class DockerBackend:
                 # exited: stopped by the outage; created: a create whose answer was lost
                 if c.status in ("exited", "created", "dead")
             ]
-            ownership.remove_containers(stopped)
+            gone = set(ownership.remove_containers(stopped))
             with self._lock:
                 for container in stopped:
-                    self._live.pop(container.id, None)
+                    if container.name in gone:
+                        self._live.pop(container.id, None)
             ownership.reap_orphans(self.client)
 
     async def _run_once(self, job: Job) -> EvalResult:
         loop = asyncio.get_running_loop()
         key = self._cached_key(job)
         if key is None:  # resolving the image may build it: off the event loop
-            key = await loop.run_in_executor(self._executor, self._key, job)
+            key = await loop.run_in_executor(self._executor, self._resolve, job)
         started = self.pool.take(key) if self.pool is not None else None
         if started is not None and started.stream.at_eof():
             self._discard(started)  # its runner died while waiting: never hand it out
@@ -264,7 +278,13 @@ class DockerBackend:
         """Start filling the warm pool for jobs shaped like ``job`` (does not wait for it)."""
         if self.pool is not None:
             # Resolving the image may build it: keep that off the event loop.
-            key = await asyncio.get_running_loop().run_in_executor(self._executor, self._key, job)
+            try:
+                key = await asyncio.get_running_loop().run_in_executor(
+                    self._executor, self._resolve, job
+                )
+            except InfrastructureFault as exc:  # the job itself will wait for the engine
+                log.debug("not prewarming: %s", exc)
+                return
             self.pool.want(key)
 
     async def aclose(self) -> None:
@@ -275,6 +295,7 @@ class DockerBackend:
         if self._closed:
             return
         self._closed = True
+        self.engine.close()
         if self.pool is not None:
             self.pool.close()
         self._executor.shutdown(wait=True)
@@ -312,6 +333,16 @@ class DockerBackend:
                     images.build_images([name], client=self.client, progress=log.info)
                 self._tags[name] = tag
             return self._tags[name]
+
+    def _resolve(self, job: Job) -> PoolKey:
+        """The job's pool key, resolving (maybe building) its image; an engine that stops
+        answering meanwhile is an infrastructure fault, not a broken image."""
+        try:
+            return self._key(job)
+        except SandboxError as exc:
+            if isinstance(exc, InfrastructureFault) or engine_reachable(self.client):
+                raise
+            raise InfrastructureFault(f"could not look up the sandbox image: {exc}") from exc
 
     def _key(self, job: Job, tag: str | None = None) -> PoolKey:
         return PoolKey(
@@ -385,8 +416,10 @@ class DockerBackend:
         try:
             container = create_hardened_container(self.client, spec)
         except SandboxError as exc:
-            # A missing image (after an engine restart, or removed by hand) is rebuilt once the
-            # fault is handled; an unreachable engine is waited for.
+            # A missing image (after an engine restart, or removed by hand) is looked up again,
+            # and built if need be, by the retry; an unreachable engine is waited for.
+            if isinstance(exc, SandboxUnavailable):
+                self._forget_image(key.image)
             if isinstance(exc, SandboxUnavailable) or not engine_reachable(self.client):
                 raise InfrastructureFault(f"could not create a sandbox container: {exc}") from exc
             raise
@@ -430,12 +463,23 @@ class DockerBackend:
             OSError,
         ) as exc:
             self._discard(_Started(container, stream) if stream else container)
-            if isinstance(exc, docker.errors.ImageNotFound) or not engine_reachable(self.client):
+            if isinstance(exc, docker.errors.NotFound):  # the image, or the container itself
+                raise InfrastructureFault(
+                    f"could not start a sandbox container (removed from outside, or its image "
+                    f"is missing): {exc}"
+                ) from exc
+            if not engine_reachable(self.client):
                 raise InfrastructureFault(f"could not start a sandbox container: {exc}") from exc
             raise SandboxError(f"could not start a sandbox container: {exc}") from exc
         except BaseException:
             self._discard(_Started(container, stream) if stream else container)
             raise
+
+    def _forget_image(self, tag: str) -> None:
+        """The engine no longer has ``tag``: the next job resolves (and may build) it again."""
+        with self._build_lock:
+            for name in [name for name, known in self._tags.items() if known == tag]:
+                del self._tags[name]
 
     def _discard_started(self, fut: Future[_Started]) -> None:
         if not fut.cancelled() and fut.exception() is None:
@@ -460,9 +504,11 @@ class DockerBackend:
             # teardown would otherwise compete with the caller for the CPU).
             item.stream.close()
         container = item.container if isinstance(item, _Started) else item
-        ownership.remove_containers([container])
-        with self._lock:
-            self._live.pop(container.id, None)
+        # During an outage removal fails: the container stays tracked, and the clean-up after
+        # the outage (or close) removes it.
+        if ownership.remove_containers([container], warn_unanswered=False):
+            with self._lock:
+                self._live.pop(container.id, None)
 
     # -- one job -----------------------------------------------------------------------------
 

@@ -106,8 +106,15 @@ def _created(container: docker.models.containers.Container) -> float | None:
     return None
 
 
-def remove_containers(containers: list[docker.models.containers.Container]) -> list[str]:
+def remove_containers(
+    containers: list[docker.models.containers.Container], *, warn_unanswered: bool = True
+) -> list[str]:
+    """Force-remove ``containers``; the names of those now gone (or going).  Containers the
+    engine did not answer for are named in one warning (unless ``warn_unanswered`` is off:
+    the caller retries them)."""
     removed = []
+    unanswered: list[str] = []
+    last: Exception | None = None
     for container in containers:
         try:
             container.remove(force=True, v=True)
@@ -120,7 +127,18 @@ def remove_containers(containers: list[docker.models.containers.Container]) -> l
             else:
                 log.warning("could not remove container %s: %s", container.name, exc)
         except requests.exceptions.RequestException as exc:
-            log.warning("could not remove container %s: %s", container.name, exc)
+            unanswered.append(container.name)
+            last = exc
+    if unanswered and warn_unanswered:
+        # The engine is down (an outage): one line, not one per container.  They carry our
+        # labels, so the run's clean-up after the outage, or a later reap, removes them.
+        log.warning(
+            "could not remove %d sandbox container(s) (%s): the Docker engine did not answer "
+            "(%s); they are removed once it is back (or by galapagos sandbox gc)",
+            len(unanswered),
+            ", ".join(unanswered[:3]) + (", …" if len(unanswered) > 3 else ""),
+            last,
+        )
     return removed
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from harness.core.errors import SandboxError
+from harness.core.errors import InfrastructureFault, SandboxError
 from harness.sandbox.protocol import Limits
 
 __all__ = ["PoolKey", "WarmPool"]
@@ -115,6 +115,7 @@ class WarmPool(Generic[W]):
             idle = [w for q in self._ready.values() for w in q]
             for queue in self._ready.values():
                 queue.clear()
+            self._failing = 0
             self._cond.notify_all()
         for item in idle:
             self._discard(item)
@@ -154,10 +155,16 @@ class WarmPool(Generic[W]):
                 self._failing = 0
             except (SandboxError, OSError) as exc:
                 self._failing += 1
-                if self._failing == 1:  # once per streak: an outage is reported by the jobs
+                # Once per streak; an engine fault (an outage) is reported by the jobs' wait.
+                if self._failing == 1 and not isinstance(exc, InfrastructureFault):
                     log.warning("warm pool could not start a container: %s", exc)
+                else:
+                    log.debug("warm pool could not start a container: %s", exc)
                 item = None
-                time.sleep(min(1.0 * self._failing, 5.0))  # an engine in trouble is not hammered
+                # An engine in trouble is not hammered; flush() (the engine is back) ends the
+                # pause early, so the pool refills at once.
+                with self._cond:
+                    self._cond.wait(min(1.0 * self._failing, 5.0))
             with self._cond:
                 self._starting[key] -= 1
                 keep = item is not None and not self._closed and key in self._wanted

@@ -4,7 +4,8 @@ are waited out and retried on fresh containers, never charged to a candidate.
 - an engine restart in the middle of a run: the run completes with every iteration's result
   equal to the same seeded run without the restart, no evaluation recorded as a crash, and
   nothing left behind;
-- a container killed from outside during an evaluation: retried, same result;
+- a container killed or removed from outside during an evaluation: retried, same result;
+- the same restart under parallel iterations: one wait, announced once, and nothing charged;
 - an engine that stays down past the run's deadline: exit 1 with a one-line reason, the JSON
   summary, and ``resume`` completes the run identically.
 """
@@ -122,8 +123,18 @@ def test_a_run_survives_an_engine_restart_unchanged(
     assert containers_of(summary["run_id"]) == []
 
 
+@pytest.mark.parametrize(
+    ("disturb", "fault"),
+    [
+        ("kill", ("stopped from outside during the job (exit code 137)",)),
+        # A forced removal kills first: the state read may still find the exit, or no
+        # container at all.
+        ("remove", ("stopped from outside during the job", "vanished during the job")),
+    ],
+    ids=["kill", "remove"],
+)
 def test_a_container_killed_from_outside_is_retried_with_the_same_result(
-    tmp_path: Path,
+    disturb: str, fault: tuple[str, ...]
 ) -> None:
     task = load_task("circle_packing")
     backend = DockerBackend(pool_size=0)
@@ -141,7 +152,7 @@ def test_a_container_killed_from_outside_is_retried_with_the_same_result(
         while time.monotonic() < deadline and not killed:
             for c in client.containers.list(filters={"label": "galapagos.program=victim"}):
                 time.sleep(0.8)  # the job is delivered and running
-                c.kill()
+                c.kill() if disturb == "kill" else c.remove(force=True)
                 killed.append(c.name)
                 return
             time.sleep(0.05)
@@ -161,8 +172,31 @@ def test_a_container_killed_from_outside_is_retried_with_the_same_result(
     assert killed, "no container was killed"
     assert calm.status == "ok" and hit.status == "ok"
     assert hit.metrics == calm.metrics
-    assert len(hit.infra_retries) == 1 and "stopped from outside" in hit.infra_retries[0]
-    assert "exit code 137" in hit.infra_retries[0]
+    assert len(hit.infra_retries) == 1
+    assert any(text in hit.infra_retries[0] for text in fault), hit.infra_retries
+
+
+def test_parallel_iterations_share_one_wait_for_a_restarted_engine(tmp_path: Path) -> None:
+    """Several evaluations meet the same restart: the run waits once (one message pair),
+    cleans up once, and every evaluation is the candidate's own result."""
+    store = tmp_path / "s.sqlite"
+    with restored_engine():
+        proc = start(store, "-i", "12", "--set", "general.max_parallel_iterations=3")
+        wait_for(store, proc, 3)
+        outage(2.0)
+        out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    summary = json.loads(out)
+    assert summary["status"] == "completed" and summary["iterations_failed"] == 0, err
+    assert set(statuses(store, summary["run_id"])) == {"ok"}, err
+    assert err.count("waiting up to") == 1 and err.count("is back after") == 1, err
+    assert "could not remove container" not in err, err
+    opened = SQLiteStore(store)
+    retried = opened.events(summary["run_id"], ["infrastructure_retry"])
+    opened.close()
+    faults = [f for e in retried for f in e.payload["faults"]]
+    assert any("the engine was back after" in f for f in faults), faults
+    assert containers_of(summary["run_id"]) == []
 
 
 def test_an_engine_down_past_the_deadline_stops_the_run_and_resume_completes_it(

@@ -81,3 +81,19 @@ def test_keys_nobody_wants_any_more_are_drained() -> None:
         assert len(fake.discarded) == 2
     finally:
         pool.close()
+
+
+def test_a_flush_drops_every_ready_item_and_the_pool_refills_with_new_ones() -> None:
+    """After an engine outage the warm containers are dead: none is handed out again."""
+    fake = Fake()
+    pool = WarmPool(fake.start, fake.discard, size=2, creators=1, refill_delay_s=0.0)
+    try:
+        pool.want(KEY)
+        wait_for(lambda: pool.idle() == 2)
+        pool.flush()
+        assert len(fake.discarded) == 2
+        wait_for(lambda: pool.idle() == 2)
+        fresh = [pool.take(KEY), pool.take(KEY)]
+        assert None not in fresh and not set(fresh) & set(fake.discarded)
+    finally:
+        pool.close()
