@@ -103,6 +103,10 @@ def _progress(hub: Hub, run_id: str) -> dict[str, Any]:
     )
 
 
+def _events_after(hub: Hub, run_id: str, seq: int) -> list[Any]:
+    return hub.reader().events_after(run_id, seq, limit=500)
+
+
 def _stream_target(run_id: str, request: Request, _: Reader) -> str:
     return hub_of(request).reader().get_run(run_id).id  # 404 before the stream starts
 
@@ -127,7 +131,7 @@ async def stream(
         seq = max(seq, int(last_event_id))
     shown_state: tuple[Any, ...] | None = None
     while True:
-        events = await asyncio.to_thread(lambda: hub.reader().events_after(target, seq, limit=500))
+        events = await asyncio.to_thread(_events_after, hub, target, seq)
         for event in events:
             seq = event.seq
             yield ServerSentEvent(event="event", id=str(event.seq), data=finite(_event(event)))
