@@ -25,10 +25,6 @@ _HEADERS = [
 ]
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class BodyLimit:
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -47,29 +43,36 @@ class BodyLimit:
             if too_big:
                 await _reject(send, self.max_bytes)
                 return
+        if scope.get("method") not in ("POST", "PUT", "PATCH", "DELETE"):
+            await self.app(scope, receive, send)
+            return
+        # Read the body here (it is small by definition) so that an oversize one is answered
+        # 413 before any endpoint sees it; the framework would turn an error raised inside
+        # its body reading into a 400.
+        chunks: list[bytes] = []
         seen = 0
-        started = False
-
-        async def counting_receive() -> Message:
-            nonlocal seen
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _TooLarge
-            return message
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, counting_receive, tracking_send)
-        except _TooLarge:
-            if not started:
+            if message["type"] == "http.disconnect":
+                return
+            body = message.get("body", b"")
+            seen += len(body)
+            if seen > self.max_bytes:
                 await _reject(send, self.max_bytes)
+                return
+            chunks.append(body)
+            if not message.get("more_body"):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
 
 
 async def _reject(send: Send, max_bytes: int) -> None:

@@ -87,7 +87,7 @@ def create_app(store: SQLiteStore, settings: ServiceSettings | None = None) -> F
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> Response:
         if _wants_html(request):
-            if exc.status_code == 401:
+            if exc.status_code == 401 and request.method == "GET":
                 return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
             return pages.error_page(request, exc.status_code, str(exc.detail))
         return JSONResponse(

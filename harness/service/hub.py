@@ -94,6 +94,11 @@ class Hub:
                     f"override {key}: the hub's operator chooses the LLM endpoint "
                     "(galapagos serve --api-base/--model); it cannot be set per run"
                 )
+        if request.scaffold is not None and request.scaffold not in list_scaffolds():
+            raise ConfigError(  # a name only: a path would let a client read any YAML file
+                f"unknown scaffold {request.scaffold[:64]!r}; valid scaffolds: "
+                f"{', '.join(list_scaffolds())} (or send a composition of blocks)"
+            )
         task = self.tasks.resolve(request.task)
         scaffold = request.scaffold
         if request.composition is not None:
