@@ -59,6 +59,12 @@ def test_an_unauthenticated_form_write_is_401(client: TestClient, path: str) -> 
     assert "log in" in r.text.lower()
 
 
+def wait_idle(client: TestClient) -> None:
+    """Until no run is with a worker (a stopped run's services close after its status)."""
+    while client.get("/api/v1/status").json()["running"]:
+        time.sleep(0.05)
+
+
 def _token(client: TestClient) -> str:
     return str(client.app.state.hub.db.create_token(f"t{time.monotonic_ns()}"))  # type: ignore[attr-defined]
 
@@ -282,12 +288,12 @@ def test_cancel_and_resume(client: TestClient, auth: dict[str, str]) -> None:
     assert r.json()["outcome"] == "stopping"
     stopped = wait_status(client, long, ("interrupted",))
     assert stopped["iterations_done"] < 400
-    while client.get("/api/v1/status").json()["running"]:  # its services are closing
-        time.sleep(0.05)
+    wait_idle(client)
     assert client.post(f"/api/v1/runs/{long}/cancel", headers=auth).status_code == 409
     r = client.post(f"/api/v1/runs/{queued}/resume", headers=auth)
     assert r.status_code == 202 and r.json()["status"] == "queued"
     assert wait_status(client, queued, ("completed",))["iterations_done"] == 2
+    wait_idle(client)
     r = client.post(f"/api/v1/runs/{queued}/resume", headers=auth)
     assert r.status_code == 400 and "already completed" in r.json()["detail"]
     r = client.post(f"/api/v1/runs/{queued}/resume", json={"iterations": 4}, headers=auth)
