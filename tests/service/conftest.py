@@ -119,9 +119,20 @@ class ServerProcess:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.args = [
-            sys.executable, "-m", "harness.cli", "serve", "--port", str(self.port),
-            "--store", str(store), "--task-root", str(task_root), "--allow-local-sandbox",
-            "--workers", str(workers), *extra,
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "serve",
+            "--port",
+            str(self.port),
+            "--store",
+            str(store),
+            "--task-root",
+            str(task_root),
+            "--allow-local-sandbox",
+            "--workers",
+            str(workers),
+            *extra,
         ]
         self.log = store.parent / f"serve-{self.port}.log"
         self.proc: subprocess.Popen[bytes] | None = None

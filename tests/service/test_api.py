@@ -105,9 +105,16 @@ def test_a_run_launched_by_the_api_completes_and_every_read_endpoint_shows_it(
     assert client.get("/api/v1/benchmarks").json() == [{"name": "all", "runs": 1}]
     task = client.get("/api/v1/tasks/function_minimization").json()
     assert task["best_stored_run"] == run_id
-    for page in ("/", "/runs", f"/runs/{run_id}", f"/runs/{run_id}/lineage",
-                 f"/runs/{run_id}/programs/{child['id']}", f"/compare?run={run_id}",
-                 "/leaderboard", "/tasks/function_minimization"):
+    for page in (
+        "/",
+        "/runs",
+        f"/runs/{run_id}",
+        f"/runs/{run_id}/lineage",
+        f"/runs/{run_id}/programs/{child['id']}",
+        f"/compare?run={run_id}",
+        "/leaderboard",
+        "/tasks/function_minimization",
+    ):
         assert client.get(page).status_code == 200, page
 
 
@@ -158,8 +165,17 @@ def test_catalog_endpoints(client: TestClient) -> None:
 
 @pytest.mark.parametrize(
     "task",
-    ["../tasks/circle_packing", "..", "/etc", "circle_packing/../../etc", "a/b", "%2e%2e",
-     "~root", ".hidden", ""],
+    [
+        "../tasks/circle_packing",
+        "..",
+        "/etc",
+        "circle_packing/../../etc",
+        "a/b",
+        "%2e%2e",
+        "~root",
+        ".hidden",
+        "",
+    ],
 )
 def test_task_paths_outside_the_roots_are_refused(
     client: TestClient, auth: dict[str, str], task: str
@@ -194,8 +210,13 @@ def test_symlinks_out_of_a_task_root_are_refused(
 
 @pytest.mark.parametrize(
     "path",
-    ["/hub/topk/files/../../../etc/passwd", "/hub/topk/files/%2e%2e/%2e%2e/README.md",
-     "/hub/..%2f..%2fetc/files/passwd", "/docs/..%2f..%2fetc%2fpasswd", "/docs/../README"],
+    [
+        "/hub/topk/files/../../../etc/passwd",
+        "/hub/topk/files/%2e%2e/%2e%2e/README.md",
+        "/hub/..%2f..%2fetc/files/passwd",
+        "/docs/..%2f..%2fetc%2fpasswd",
+        "/docs/../README",
+    ],
 )
 def test_page_paths_cannot_traverse(client: TestClient, path: str) -> None:
     r = client.get(path)
@@ -210,23 +231,33 @@ def test_a_scaffold_must_be_a_name_not_a_file(
     blocks = client.get("/api/v1/scaffolds/topk").json()["composition"]
     Path("evil.yaml").write_text(json.dumps({"blocks": blocks}))
     r = client.post(
-        "/api/v1/runs", json={"task": "function_minimization", "scaffold": "evil.yaml"}, headers=auth
+        "/api/v1/runs",
+        json={"task": "function_minimization", "scaffold": "evil.yaml"},
+        headers=auth,
     )
     assert r.status_code == 400 and "unknown scaffold" in r.json()["detail"]
 
 
 def test_an_oversize_body_is_413(client: TestClient, auth: dict[str, str]) -> None:
     big = json.dumps({"task": "x" * (2 << 20)})
-    r = client.post("/api/v1/runs", content=big, headers={**auth, "content-type": "application/json"})
+    r = client.post(
+        "/api/v1/runs", content=big, headers={**auth, "content-type": "application/json"}
+    )
     assert r.status_code == 413
 
     def chunks():  # no Content-Length: counted as it arrives
         for _ in range(40):
             yield b"x" * 65536
 
-    r = client.post("/api/v1/runs", content=chunks(), headers={**auth, "content-type": "application/json"})
+    r = client.post(
+        "/api/v1/runs", content=chunks(), headers={**auth, "content-type": "application/json"}
+    )
     assert r.status_code == 413
-    r = client.post("/playground", content=chunks(), headers={"content-type": "application/x-www-form-urlencoded"})
+    r = client.post(
+        "/playground",
+        content=chunks(),
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
     assert r.status_code == 413
 
 
@@ -248,9 +279,19 @@ def test_bad_launches_are_400_with_the_reason(client: TestClient, auth: dict[str
     assert r.status_code == 422
     r = post(scaffold="topk", composition={"blocks": {}})
     assert r.status_code == 400
-    r = post(composition={"name": "mix", "blocks": {
-        "population": "keep_all", "selection_policy": "evolved_strategy_sampler", "prompt": "default",
-        "proposer": "diff", "evaluator": "task", "memory": "none"}})
+    r = post(
+        composition={
+            "name": "mix",
+            "blocks": {
+                "population": "keep_all",
+                "selection_policy": "evolved_strategy_sampler",
+                "prompt": "default",
+                "proposer": "diff",
+                "evaluator": "task",
+                "memory": "none",
+            },
+        }
+    )
     assert r.status_code == 400 and "evolved_strategy_sampler" in r.json()["detail"]
     assert client.get("/api/v1/runs").json() == []
 
@@ -260,20 +301,28 @@ def test_docker_only_unless_the_operator_allows_local(
 ) -> None:
     store = SQLiteStore(hub_store)
     with TestClient(create_app(store, settings(tmp_path, allow_local_sandbox=False))) as c:
-        r = c.post("/api/v1/runs", json={"task": "function_minimization", "scaffold": "topk",
-                                         "overrides": [LOCAL]}, headers=auth)
+        r = c.post(
+            "/api/v1/runs",
+            json={"task": "function_minimization", "scaffold": "topk", "overrides": [LOCAL]},
+            headers=auth,
+        )
         assert r.status_code == 400 and "--allow-local-sandbox" in r.json()["detail"]
     store.close()
 
 
-def test_a_composition_of_blocks_runs_under_its_name(client: TestClient, auth: dict[str, str]) -> None:
+def test_a_composition_of_blocks_runs_under_its_name(
+    client: TestClient, auth: dict[str, str]
+) -> None:
     blocks = client.get("/api/v1/scaffolds/topk").json()["composition"]
     blocks["selection_policy"] = "best_of_n_reuse"
     run_id = launch(client, auth, scaffold=None, composition={"name": "my-mix", "blocks": blocks})
     run = wait_status(client, run_id, ("completed",))
     assert run["scaffold"] == "my-mix"
-    r = client.post("/api/v1/runs", json={"task": "function_minimization",
-                                          "composition": {"name": "topk", "blocks": blocks}}, headers=auth)
+    r = client.post(
+        "/api/v1/runs",
+        json={"task": "function_minimization", "composition": {"name": "topk", "blocks": blocks}},
+        headers=auth,
+    )
     assert r.status_code == 400 and "shipped scaffold" in r.json()["detail"]
 
 
@@ -311,23 +360,48 @@ def test_cookie_writes_need_the_csrf_value(client: TestClient, token: str) -> No
     assert r.status_code == 403
     r = client.post("/login", data={"token": "gal_bad_x", "csrf": csrf}, follow_redirects=False)
     assert r.status_code == 401
-    r = client.post("/login", data={"token": token, "csrf": csrf, "next": "//evil.example"},
-                    follow_redirects=False)
+    r = client.post(
+        "/login",
+        data={"token": token, "csrf": csrf, "next": "//evil.example"},
+        follow_redirects=False,
+    )
     assert r.status_code == 303 and r.headers["location"] == "/"
     cookie = r.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie
-    body = {"task": "function_minimization", "scaffold": "topk", "iterations": 1, "overrides": [LOCAL]}
+    body = {
+        "task": "function_minimization",
+        "scaffold": "topk",
+        "iterations": 1,
+        "overrides": [LOCAL],
+    }
     assert client.post("/api/v1/runs", json=body).status_code == 403  # cookie, no CSRF header
-    r = client.post("/api/v1/runs", json=body, headers={"X-CSRF-Token": csrf, "Origin": "http://evil.example"})
+    r = client.post(
+        "/api/v1/runs", json=body, headers={"X-CSRF-Token": csrf, "Origin": "http://evil.example"}
+    )
     assert r.status_code == 403
     r = client.post("/api/v1/runs", json=body, headers={"X-CSRF-Token": csrf})
     assert r.status_code == 201
-    r = client.post("/playground", data={"task": "function_minimization", "scaffold": "topk",
-                                         "iterations": "1", "overrides": LOCAL})
+    r = client.post(
+        "/playground",
+        data={
+            "task": "function_minimization",
+            "scaffold": "topk",
+            "iterations": "1",
+            "overrides": LOCAL,
+        },
+    )
     assert r.status_code == 403
-    r = client.post("/playground", data={"task": "function_minimization", "scaffold": "topk",
-                                         "iterations": "1", "overrides": LOCAL, "csrf": csrf},
-                    follow_redirects=False)
+    r = client.post(
+        "/playground",
+        data={
+            "task": "function_minimization",
+            "scaffold": "topk",
+            "iterations": "1",
+            "overrides": LOCAL,
+            "csrf": csrf,
+        },
+        follow_redirects=False,
+    )
     assert r.status_code == 303 and r.headers["location"].startswith("/runs/")
 
 
@@ -342,8 +416,14 @@ def test_a_revoked_token_stops_working(client: TestClient, hub_store: Path, toke
 def test_private_reads_need_a_token(hub_store: Path, tmp_path: Path, auth: dict[str, str]) -> None:
     store = SQLiteStore(hub_store)
     with TestClient(create_app(store, settings(tmp_path, public_read=False))) as c:
-        for path in ("/api/v1/runs", "/api/v1/scaffolds", "/api/v1/tasks", "/api/v1/leaderboard",
-                     "/api/v1/status", "/api/v1/runs/x/stream"):
+        for path in (
+            "/api/v1/runs",
+            "/api/v1/scaffolds",
+            "/api/v1/tasks",
+            "/api/v1/leaderboard",
+            "/api/v1/status",
+            "/api/v1/runs/x/stream",
+        ):
             assert c.get(path).status_code == 401, path
             assert c.get(path, headers=auth).status_code in (200, 404), path
         r = c.get("/runs", follow_redirects=False)
@@ -363,7 +443,10 @@ def test_pages_escape_program_text_and_carry_a_strict_csp(
     assert "<img src=x" not in page.text
     assert "&lt;/script&gt;&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page.text
     csp = page.headers["content-security-policy"]
-    assert "script-src 'self'" in csp and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+    assert (
+        "script-src 'self'" in csp
+        and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+    )
     assert page.headers["x-frame-options"] == "DENY"
     api = client.get(f"/api/v1/runs/{run_id}/programs/p0").json()
     assert api["code"].startswith(HOSTILE)
@@ -373,7 +456,10 @@ def test_pages_escape_program_text_and_carry_a_strict_csp(
 
 
 def test_no_secret_in_any_page_response_or_log(
-    hub_store: Path, tmp_path: Path, token: str, monkeypatch: pytest.MonkeyPatch,
+    hub_store: Path,
+    tmp_path: Path,
+    token: str,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     secret = "sk-test-DO-NOT-LEAK-4242"
@@ -386,10 +472,24 @@ def test_no_secret_in_any_page_response_or_log(
         csrf = (c.get("/login"), c.cookies.get("galapagos_csrf"))[1]
         c.post("/login", data={"token": token, "csrf": csrf})
         seen = []
-        for path in ("/", "/hub", "/hub/topk", "/runs", f"/runs/{run_id}", f"/runs/{run_id}/lineage",
-                     f"/runs/{run_id}/programs/p1", "/tasks", "/leaderboard", "/playground", "/docs",
-                     "/api/v1/openapi.json", f"/api/v1/runs/{run_id}", f"/api/v1/runs/{run_id}/events",
-                     f"/api/v1/runs/{run_id}/programs/p1", "/api/v1/status"):
+        for path in (
+            "/",
+            "/hub",
+            "/hub/topk",
+            "/runs",
+            f"/runs/{run_id}",
+            f"/runs/{run_id}/lineage",
+            f"/runs/{run_id}/programs/p1",
+            "/tasks",
+            "/leaderboard",
+            "/playground",
+            "/docs",
+            "/api/v1/openapi.json",
+            f"/api/v1/runs/{run_id}",
+            f"/api/v1/runs/{run_id}/events",
+            f"/api/v1/runs/{run_id}/programs/p1",
+            "/api/v1/status",
+        ):
             r = c.get(path, headers=auth)
             assert r.status_code == 200, path
             seen.append(r.text + json.dumps(dict(r.headers)))

@@ -131,11 +131,13 @@ async def stream(
         seq = max(seq, int(last_event_id))
     shown_state: tuple[Any, ...] | None = None
     while True:
+        # Progress first: a run is over only after its last commit, so the events read next
+        # include everything it wrote when the status read says it ended.
+        progress = await asyncio.to_thread(_progress, hub, target)
         events = await asyncio.to_thread(_events_after, hub, target, seq)
         for event in events:
             seq = event.seq
             yield ServerSentEvent(event="event", id=str(event.seq), data=finite(_event(event)))
-        progress = await asyncio.to_thread(_progress, hub, target)
         state = (
             progress["status"],
             progress["iterations_done"],
