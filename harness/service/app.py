@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from harness.core.errors import ConfigError, HarnessError, RunNotFound, TaskError
 from harness.service._middleware import BodyLimit, SecurityHeaders
@@ -84,8 +86,17 @@ def create_app(store: SQLiteStore, settings: ServiceSettings | None = None) -> F
             return pages.error_page(request, code, str(exc))
         return JSONResponse({"detail": str(exc)}, status_code=code)
 
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> Response:
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 405 and not _wants_html(request):
+            # Included routers answer 405 with the methods of the first route that matched
+            # the path only; say every method the path has.
+            allowed = _allowed_methods(app, request.url.path)
+            return JSONResponse(
+                {"detail": "Method Not Allowed"},
+                status_code=405,
+                headers={"Allow": ", ".join(allowed)},
+            )
         if _wants_html(request):
             if exc.status_code == 401 and request.method == "GET":
                 return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
@@ -108,6 +119,15 @@ def create_app(store: SQLiteStore, settings: ServiceSettings | None = None) -> F
         app.include_router(module.router)
     app.include_router(pages.router)
     return app
+
+
+def _allowed_methods(app: FastAPI, path: str) -> list[str]:
+    methods: set[str] = set()
+    for template, operations in app.openapi().get("paths", {}).items():
+        pattern = re.sub(r"\\{[^/]+\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            methods.update(m.upper() for m in operations)
+    return sorted(methods)
 
 
 def _wants_html(request: Request) -> bool:

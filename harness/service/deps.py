@@ -11,6 +11,7 @@ __all__ = ["AUTH_RESPONSES", "READ_RESPONSES", "hub_of", "require_read", "requir
 
 #: Declared on every route so the OpenAPI document says what a client can get back.
 READ_RESPONSES: dict[int | str, dict[str, str]] = {
+    400: {"description": "Bad input (the message says what is wrong)."},
     401: {"description": "No valid token, and this hub's reads are private."},
     404: {"description": "No such object."},
 }

@@ -62,20 +62,24 @@ class Hub:
         self._local = threading.local()
         self._readers: list[SQLiteStore] = []
         self._readers_lock = threading.Lock()
+        self._generation = 0
 
     # -- readers ----------------------------------------------------------------------------
     def reader(self) -> SQLiteStore:
         """This thread's read-only connection (readers never take the writer's lock)."""
         store: SQLiteStore | None = getattr(self._local, "store", None)
-        if store is None:
+        if store is None or getattr(self._local, "generation", -1) != self._generation:
             store = SQLiteStore(self.store_path, read_only=True)
             self._local.store = store
+            self._local.generation = self._generation
             with self._readers_lock:
                 self._readers.append(store)
         return store
 
     def close(self) -> None:
+        """Close every reader (a thread that reads again later opens a new one)."""
         with self._readers_lock:
+            self._generation += 1
             for store in self._readers:
                 store.close()
             self._readers.clear()

@@ -54,6 +54,12 @@ class RunQueue:
 
     # -- lifecycle (called from the server's thread) -----------------------------------------
     def start(self) -> None:
+        """Start the engine thread; its workers take every pending row of the queue table
+        (a queue stopped earlier may start again)."""
+        self._stopping = False
+        self._ready.clear()
+        self._stops.clear()
+        self._cancelled.clear()
         self._thread = threading.Thread(
             target=self._thread_main, name="galapagos-runs", daemon=True
         )
@@ -64,7 +70,7 @@ class RunQueue:
         """Ask running runs to finish their iteration in flight; cancel what is still running
         after ``grace_s``.  Their queue rows stay ``running``: the next start resumes them."""
         loop = self._loop
-        if loop is None or self._thread is None:
+        if loop is None or self._thread is None or loop.is_closed():
             return
         future = asyncio.run_coroutine_threadsafe(self._shutdown(grace_s), loop)
         try:
@@ -75,7 +81,10 @@ class RunQueue:
         self._thread.join(10)
 
     def submit(self, run_id: str) -> None:
-        self._call(lambda: self._put(run_id))
+        """Hand a queued run (already in the queue table) to the workers; before the queue
+        starts this does nothing: :meth:`start` takes every pending row."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._call(lambda: self._put(run_id))
 
     def cancel(self, run_id: str) -> str:
         """``stopping``: the run finishes its iteration in flight and ends ``interrupted``;
@@ -107,7 +116,10 @@ class RunQueue:
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                 result.set_exception(exc)
 
-        self._call(do)
+        if self._loop is None or self._loop.is_closed():
+            do()  # no worker exists: nothing can take the run meanwhile
+        else:
+            self._call(do)
         return result.result(30)
 
     def running(self) -> set[str]:

@@ -153,7 +153,7 @@ def test_catalog_endpoints(client: TestClient) -> None:
     blocks = client.get("/api/v1/blocks").json()
     assert {b["slot"] for b in blocks} == set(topk["composition"])
     assert all(b["slot"] == "memory" for b in client.get("/api/v1/blocks?slot=memory").json())
-    assert client.get("/api/v1/blocks?slot=nope").status_code == 400
+    assert client.get("/api/v1/blocks?slot=nope").status_code == 422
     tasks = [t["name"] for t in client.get("/api/v1/tasks").json()]
     assert "circle_packing" in tasks and "hostile_min" in tasks  # shipped + configured root
     assert client.get("/api/v1/tasks/nope").status_code == 404

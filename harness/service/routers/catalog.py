@@ -30,7 +30,7 @@ def get_scaffold(name: str, _: Reader) -> dict[str, Any]:
 
 @router.get("/blocks", response_model=list[BlockOut], responses=READ_RESPONSES)
 def list_blocks(
-    _: Reader, slot: Annotated[str | None, Query(max_length=32)] = None
+    _: Reader, slot: Annotated[str | None, Query(pattern=f"^({'|'.join(catalog.SLOTS)})$")] = None
 ) -> list[dict[str, Any]]:
     """The named blocks per slot a composition can use."""
     return catalog.blocks(slot)
