@@ -297,9 +297,13 @@ def playground_page(request: Request, _: Reader) -> Response:
 
 def _playground(request: Request, form: dict[str, list[str]], error: str) -> Response:
     hub = hub_of(request)
+    names = catalog.scaffold_names()
+    chosen = _one(form, "scaffold")
+    base_name = chosen if chosen in names else ("topk" if "topk" in names else names[0])
     return render(
         request,
         "playground.html",
+        base=catalog.scaffold(base_name)["composition"],
         status_code=400 if error else 200,
         scaffolds=[catalog.scaffold(n) for n in catalog.scaffold_names()],
         blocks=catalog.blocks_by_slot(),

@@ -64,6 +64,11 @@ function runPage() {
     setText("best", fmt(p.best_score));
     setText("tokens", p.tokens);
     setText("cost", Number(p.cost).toFixed(4));
+    const best = document.getElementById("best-link");
+    if (best && p.best_program_id) {
+      best.textContent = p.best_program_id;
+      if (best.tagName === "A") best.href = `/runs/${encodeURIComponent(runId)}/programs/${encodeURIComponent(p.best_program_id)}`;
+    }
     whenPlotly(() => drawCurve(curve, p.history));
   });
   source.addEventListener("end", (msg) => {
