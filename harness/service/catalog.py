@@ -129,7 +129,7 @@ def _task_row(
 ) -> dict[str, Any]:
     card = load_task(path).card
     known = card.best_known
-    stored = best.get(card.name, (None, {}))
+    stored: tuple[float | None, dict[str, Any]] = best.get(card.name, (None, {}))
     return finite(
         {
             "name": name,

@@ -59,7 +59,16 @@ def render_page(docs_dir: Path | None, name: str) -> str:
         html,
     )
     html = html.replace('href="../README.md"', 'href="/docs/readme"')
+    html = html.replace('src="images/', 'src="/docs/images/')
     return html.replace('href="/docs/README"', 'href="/docs/readme"')
+
+
+def image(docs_dir: Path | None, name: str) -> Path:
+    """A PNG of docs/images/ by its plain name (nothing else is served from there)."""
+    folder = _root(docs_dir) / "images"
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}\.png", name) or not (folder / name).is_file():
+        raise RunNotFound(f"no docs image {name[:64]!r}")
+    return folder / name
 
 
 def api_reference(spec: dict[str, Any]) -> list[dict[str, str]]:

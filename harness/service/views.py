@@ -131,7 +131,7 @@ def leaderboard_rows(store: SQLiteStore, runs: list[RunRecord]) -> list[dict[str
     groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
     for run in runs:
         groups[(run.task, run.scaffold)].append(run)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for (task, scaffold), members in sorted(groups.items()):
         scored = [r for r in members if r.best_score is not None]
         best = max(scored, key=lambda r: r.best_score or 0.0, default=None)
@@ -149,5 +149,5 @@ def leaderboard_rows(store: SQLiteStore, runs: list[RunRecord]) -> list[dict[str
                 "cost": sum(r.cost for r in members),
             }
         )
-    rows.sort(key=lambda r: (r["task"], r["best_score"] is None, -(r["best_score"] or 0.0)))
+    rows.sort(key=lambda r: (r["task"], r["best_score"] is None, -float(r["best_score"] or 0.0)))
     return finite(rows)

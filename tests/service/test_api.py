@@ -498,3 +498,24 @@ def test_no_secret_in_any_page_response_or_log(
     secret_part = token.split("_", 2)[2]
     assert secret not in everything and secret_part not in everything
     assert os.environ["OPENAI_API_KEY"] == secret
+
+
+def test_docs_pages_render_the_project_docs_with_html_off(client: TestClient) -> None:
+    index = client.get("/docs")
+    assert index.status_code == 200 and "/api/v1/runs/{run_id}/stream" in index.text
+    page = client.get("/docs/service")
+    assert page.status_code == 200 and 'src="/docs/images/hub-run-live.png"' in page.text
+    assert client.get("/docs/images/hub-run-live.png").headers["content-type"] == "image/png"
+    assert client.get("/docs/readme").status_code == 200
+    assert client.get("/docs/nope").status_code == 404
+    from harness.service.docs import markdown
+
+    assert "<script>" not in markdown("<script>alert(1)</script>\n\n[x](javascript:alert(1))")
+
+
+def test_hub_pages_show_scaffold_cards_and_files(client: TestClient) -> None:
+    page = client.get("/hub/topk")
+    assert page.status_code == 200 and "Composition" in page.text and "config.yaml" in page.text
+    assert client.get("/hub/topk/files/config.yaml").text.count("blocks:") == 1
+    assert client.get("/hub/nope").status_code == 404
+    assert client.get("/playground?mode=compose&scaffold=evox").status_code == 200

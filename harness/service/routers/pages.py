@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, quote
 
 import jinja2
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 from harness.core.config import SLOTS
 from harness.core.errors import HarnessError, RunNotFound, TaskError
@@ -366,6 +366,12 @@ def docs_index(request: Request, _: Reader) -> Response:
     pages = docs.pages(hub.settings.docs_dir)
     api = docs.api_reference(request.app.openapi())
     return render(request, "docs.html", pages=pages, page=None, html="", api=api)
+
+
+@router.get("/docs/images/{name}")
+def docs_image(request: Request, name: str, _: Reader) -> Response:
+    path = docs.image(hub_of(request).settings.docs_dir, name)
+    return FileResponse(path, media_type="image/png")
 
 
 @router.get("/docs/{name}", response_class=HTMLResponse)
