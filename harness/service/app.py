@@ -82,9 +82,10 @@ def create_app(store: SQLiteStore, settings: ServiceSettings | None = None) -> F
         else:
             log.error("%s on %s %s: %s", type(exc).__name__, request.method, request.url.path, exc)
             code = 500
+        message = api_wording(str(exc))
         if _wants_html(request):
-            return pages.error_page(request, code, str(exc))
-        return JSONResponse({"detail": str(exc)}, status_code=code)
+            return pages.error_page(request, code, message)
+        return JSONResponse({"detail": message}, status_code=code)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -119,6 +120,25 @@ def create_app(store: SQLiteStore, settings: ServiceSettings | None = None) -> F
         app.include_router(module.router)
     app.include_router(pages.router)
     return app
+
+
+#: The library's messages name CLI flags; over the API the same fields have these names.
+_API_WORDS = (
+    ("--iterations", "iterations"),
+    ("--max-tokens", "max_total_tokens"),
+    ("--max-cost", "max_cost"),
+    ("--seed", "seed"),
+    ("--set ", "override "),
+    ("pass --scaffold NAME", "give scaffold"),
+    ("list runs with `galapagos runs`", "see GET /api/v1/runs"),
+)
+
+
+def api_wording(message: str) -> str:
+    """A library error as an API client should read it (field names, not CLI flags)."""
+    for cli, api in _API_WORDS:
+        message = message.replace(cli, api)
+    return message
 
 
 def _allowed_methods(app: FastAPI, path: str) -> list[str]:

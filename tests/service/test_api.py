@@ -519,3 +519,16 @@ def test_hub_pages_show_scaffold_cards_and_files(client: TestClient) -> None:
     assert client.get("/hub/topk/files/config.yaml").text.count("blocks:") == 1
     assert client.get("/hub/nope").status_code == 404
     assert client.get("/playground?mode=compose&scaffold=evox").status_code == 200
+
+
+def test_errors_name_api_fields_not_cli_flags(client: TestClient, auth: dict[str, str]) -> None:
+    run_id = launch(client, auth, iterations=1)
+    wait_status(client, run_id, ("completed",))
+    wait_idle(client)
+    r = client.post(
+        f"/api/v1/runs/{run_id}/resume", json={"iterations": 5, "max_total_tokens": 1}, headers=auth
+    )
+    assert r.status_code == 400
+    assert "max_total_tokens 1" in r.json()["detail"] and "--" not in r.json()["detail"]
+    r = client.get("/api/v1/runs/nope")
+    assert r.status_code == 404 and "GET /api/v1/runs" in r.json()["detail"]
