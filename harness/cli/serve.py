@@ -105,9 +105,7 @@ def serve(
     store: StoreOpt = None,
     task_root: Annotated[
         list[Path] | None,
-        typer.Option(
-            "--task-root", help="A folder of task folders the hub may run (repeatable)."
-        ),
+        typer.Option("--task-root", help="A folder of task folders the hub may run (repeatable)."),
     ] = None,
     read: Annotated[
         str | None,
