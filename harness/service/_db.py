@@ -37,6 +37,8 @@ _SCHEMA = (
 #: A token is ``gal_<id>_<secret>``: the id finds the row, the secret's SHA-256 is compared.
 #: The secret is 32 random bytes, so a fast hash is enough (nothing to brute-force).
 _PREFIX = "gal_"
+#: Seconds between updates of a token's ``last_used_at`` (each is a write to the store).
+_TOUCH_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -77,13 +79,15 @@ class ServiceDB:
                     conn.execute(statement)
 
     @contextmanager
-    def _conn(self) -> Iterator[sqlite3.Connection]:
+    def _conn(self, write: bool = True) -> Iterator[sqlite3.Connection]:
+        """A short transaction: ``write=False`` takes no write lock (WAL readers never wait
+        for, nor hold up, the run writer)."""
         try:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open run store {self.path}: {exc}") from exc
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             yield conn
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -115,7 +119,7 @@ class ServiceDB:
         return f"{_PREFIX}{token_id}_{secret}"
 
     def tokens(self) -> list[TokenInfo]:
-        with self._conn() as conn:
+        with self._conn(write=False) as conn:
             rows = conn.execute(
                 "SELECT id, name, created_at, last_used_at, revoked_at FROM service_tokens "
                 "ORDER BY created_at"
@@ -145,18 +149,24 @@ class ServiceDB:
         token_id, sep, secret = token[len(_PREFIX) :].partition("_")
         if not sep:
             return None
-        with self._conn() as conn:
+        with self._conn(write=False) as conn:
             row = conn.execute(
-                "SELECT digest, revoked_at FROM service_tokens WHERE id = ?", (token_id,)
+                "SELECT id, name, created_at, last_used_at, revoked_at, digest "
+                "FROM service_tokens WHERE id = ?",
+                (token_id,),
             ).fetchone()
-            if row is None or not secrets.compare_digest(row[0], _digest(secret)):
-                return None
-            if row[1] is not None:
-                return None
-            conn.execute(
-                "UPDATE service_tokens SET last_used_at = ? WHERE id = ?", (time.time(), token_id)
-            )
-        return next(t for t in self.tokens() if t.id == token_id)
+        if row is None or not secrets.compare_digest(row[5], _digest(secret)):
+            return None
+        info = TokenInfo(*row[:5])
+        if not info.active:
+            return None
+        now = time.time()
+        if info.last_used_at is None or now - info.last_used_at > _TOUCH_S:
+            with self._conn() as conn:  # a write at most once a minute per token
+                conn.execute(
+                    "UPDATE service_tokens SET last_used_at = ? WHERE id = ?", (now, token_id)
+                )
+        return info
 
     # -- queue ------------------------------------------------------------------------------
     def enqueue(self, run_id: str, options: Mapping[str, Any]) -> None:
@@ -178,7 +188,7 @@ class ServiceDB:
     def pending(self) -> list[QueueItem]:
         """Rows a starting hub must (re)run: those running when it stopped first, then the
         queued ones, each in the order they were enqueued."""
-        with self._conn() as conn:
+        with self._conn(write=False) as conn:
             rows = conn.execute(
                 "SELECT run_id, state, options, enqueued_at FROM service_queue "
                 "WHERE state IN ('running', 'queued') "
@@ -187,7 +197,7 @@ class ServiceDB:
         return [QueueItem(r[0], r[1], json.loads(r[2]), r[3]) for r in rows]
 
     def item(self, run_id: str) -> QueueItem | None:
-        with self._conn() as conn:
+        with self._conn(write=False) as conn:
             row = conn.execute(
                 "SELECT run_id, state, options, enqueued_at FROM service_queue WHERE run_id = ?",
                 (run_id,),

@@ -7,6 +7,7 @@ value of the page (double submit; see :mod:`harness.service.auth`).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import time
@@ -113,7 +114,7 @@ def _one(form: dict[str, list[str]], key: str, default: str = "") -> str:
 async def _writer(request: Request) -> tuple[Caller, dict[str, list[str]]]:
     """A form post from a logged-in browser with the page's CSRF value (else 401/403)."""
     hub = hub_of(request)
-    who = caller(request, hub.db)
+    who = await asyncio.to_thread(caller, request, hub.db)
     if not who.authenticated:
         raise HTTPException(401, "log in with a token to do that")
     form = await _form(request)
@@ -230,7 +231,7 @@ def program_page(request: Request, run_id: str, program_id: str, _: Reader) -> R
 async def cancel_form(request: Request, run_id: str) -> Response:
     await _writer(request)
     hub = hub_of(request)
-    hub.cancel(run_id)
+    await asyncio.to_thread(hub.cancel, run_id)  # store work stays off the server's loop
     return RedirectResponse(f"/runs/{quote(run_id)}", status_code=303)
 
 
@@ -240,7 +241,7 @@ async def resume_form(request: Request, run_id: str) -> Response:
     raw = _one(form, "iterations").strip()
     iterations = int(raw) if raw.isdigit() else None
     hub = hub_of(request)
-    run = hub.resume(run_id, {"iterations": iterations})
+    run = await asyncio.to_thread(hub.resume, run_id, {"iterations": iterations})
     return RedirectResponse(f"/runs/{quote(run.id)}", status_code=303)
 
 
@@ -322,9 +323,9 @@ async def playground_launch(request: Request) -> Response:
     hub = hub_of(request)
     try:
         request_obj = _launch_request(form)
-        run, _notes = hub.launch(request_obj)
+        run, _notes = await asyncio.to_thread(hub.launch, request_obj)
     except HarnessError as exc:
-        return _playground(request, form, str(exc))
+        return await asyncio.to_thread(_playground, request, form, str(exc))
     return RedirectResponse(f"/runs/{quote(run.id)}", status_code=303)
 
 
@@ -395,7 +396,7 @@ async def login(request: Request) -> Response:
     check_csrf(request, _one(form, "csrf"))
     token = _one(form, "token").strip()
     target = _safe_next(_one(form, "next", "/"))
-    info = hub.db.check_token(token) if token else None
+    info = await asyncio.to_thread(hub.db.check_token, token) if token else None
     if info is None:
         return render(
             request,
