@@ -4,6 +4,8 @@ bodies of the declared shape)."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from harness.store.sqlite import SQLiteStore
 from tests.service.conftest import settings as hub_settings
 
 _TMP = Path(tempfile.mkdtemp(prefix="galapagos-fuzz-"))
+atexit.register(shutil.rmtree, _TMP, True)
 _STORE = SQLiteStore(_TMP / "fuzz.sqlite")
 TOKEN = ServiceDB(_STORE.path).create_token("fuzz")
 # Only docker is allowed and the queue is not started (no lifespan under from_asgi): a fuzzed
