@@ -15,6 +15,14 @@ if ! command -v mmdebstrap >/dev/null 2>&1; then
   apt-get install -y -qq mmdebstrap >/dev/null
 fi
 
+# The browser tests drive Debian's Chromium (Playwright's own download needs a CDN we lack).
+if ! command -v chromium >/dev/null 2>&1; then
+  log "installing chromium from Debian's packages (one-time, for the browser tests)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+
 if [ ! -x .venv/bin/python ]; then
   log "creating .venv"
   python3 -m venv .venv

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from harness.cli import catalog, runs, show
+from harness.cli import catalog, runs, serve, show
 from harness.cli import sandbox as sandbox_cmd
 from harness.cli import strategy as strategy_cmd
 from harness.cli import task as task_cmd
@@ -62,6 +62,7 @@ def _root(
 runs.register(app)
 show.register(app)
 catalog.register(app)
+serve.register(app)
 app.add_typer(sandbox_cmd.app, name="sandbox")
 app.add_typer(task_cmd.app, name="task")
 app.add_typer(strategy_cmd.app, name="strategy")

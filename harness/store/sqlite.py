@@ -11,16 +11,18 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from harness.core.errors import RunNotFound, StoreError
 from harness.core.records import Event, Program
 from harness.store.base import IterationCommit, RunRecord
 
-__all__ = ["SCHEMA_VERSION", "SQLiteStore", "default_store_path"]
+__all__ = ["SCHEMA_VERSION", "CommitListener", "SQLiteStore", "StoredEvent", "default_store_path"]
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -74,6 +76,17 @@ _RUN_FIELDS = (
 ).split()
 
 
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event as stored: with its sequence number within the run and its time."""
+
+    seq: int
+    iteration: int | None
+    kind: str
+    payload: Mapping[str, Any]
+    created_at: float | None
+
+
 def default_store_path() -> Path:
     """``$GALAPAGOS_STORE``, else ``$XDG_DATA_HOME/galapagos/store.sqlite``."""
     env = os.environ.get("GALAPAGOS_STORE")
@@ -95,24 +108,63 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
 
 
-class SQLiteStore:
-    """Thread-safe (one connection, one lock); readers in other processes see WAL snapshots."""
+#: Called after a write is committed: ``(run_id, what)`` with ``what`` one of ``"run"`` (created
+#: or updated) and ``"iteration"`` (an iteration committed).  Runs in the writer's thread.
+CommitListener = Callable[[str, str], None]
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+
+class SQLiteStore:
+    """Thread-safe (one connection, one lock); readers in other processes see WAL snapshots.
+
+    ``read_only=True`` opens an existing store for reading only (``mode=ro``; no migration, no
+    write): a service gives each reader thread its own such connection, so readers never wait
+    for the writer's lock and never block it (WAL).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
+        self._listeners: list[CommitListener] = []
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(
-                self.path, check_same_thread=False, isolation_level=None, timeout=30
-            )
+            if read_only:
+                uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+                self._conn = sqlite3.connect(
+                    uri, uri=True, check_same_thread=False, isolation_level=None, timeout=30
+                )
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._conn = sqlite3.connect(
+                    self.path, check_same_thread=False, isolation_level=None, timeout=30
+                )
             self._conn.row_factory = sqlite3.Row
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
+            if not read_only:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open run store {self.path}: {exc}") from exc
         self._lock = threading.RLock()
-        self._migrate()
+        if read_only:
+            self._check_version()
+        else:
+            self._migrate()
+
+    def add_listener(self, listener: CommitListener) -> None:
+        """Call ``listener(run_id, what)`` after every committed write of this connection."""
+        self._listeners.append(listener)
+
+    def _notify(self, run_id: str, what: str) -> None:
+        for listener in self._listeners:
+            listener(run_id, what)
+
+    def _check_version(self) -> None:
+        rows = self._query("SELECT value FROM meta WHERE key='schema_version'")
+        version = int(rows[0][0]) if rows else 0
+        if version != SCHEMA_VERSION:
+            raise StoreError(
+                f"run store {self.path} has schema v{version}, this Galapagos reads "
+                f"v{SCHEMA_VERSION}; open it once for writing (galapagos runs) to upgrade it"
+            )
 
     # -- plumbing ---------------------------------------------------------------------------
     @contextmanager
@@ -170,6 +222,7 @@ class SQLiteStore:
                 conn.execute(f"INSERT INTO runs ({cols}) VALUES ({marks})", [run.id, *values])
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"run {run.id} already exists in {self.path}") from exc
+        self._notify(run.id, "run")
 
     def _row_to_run(self, row: sqlite3.Row) -> RunRecord:
         data = {k: row[k] for k in row.keys()}  # noqa: SIM118 - sqlite3.Row
@@ -211,6 +264,7 @@ class SQLiteStore:
         sets = ", ".join(f"{k} = ?" for k in fields)
         with self._tx() as conn:
             conn.execute(f"UPDATE runs SET {sets} WHERE id = ?", [*fields.values(), run_id])
+        self._notify(run_id, "run")
 
     # -- iterations -------------------------------------------------------------------------
     def commit_iteration(self, commit: IterationCommit) -> None:
@@ -323,11 +377,39 @@ class SQLiteStore:
             ) from exc
         except sqlite3.Error as exc:
             raise StoreError(f"run store {self.path}: cannot commit iteration: {exc}") from exc
+        self._notify(run_id, "iteration")
 
     def programs(self, run_id: str) -> list[Program]:
         rows = self._query(
             "SELECT * FROM programs WHERE run_id = ? ORDER BY iteration, rowid", (run_id,)
         )
+        return self._rows_to_programs(rows)
+
+    def program(self, run_id: str, program_id: str) -> Program | None:
+        """One stored program (``None``: the run has no such program)."""
+        rows = self._query(
+            "SELECT * FROM programs WHERE run_id = ? AND id = ?", (run_id, program_id)
+        )
+        found = self._rows_to_programs(rows)
+        return found[0] if found else None
+
+    def children(self, run_id: str, program_id: str) -> list[Program]:
+        rows = self._query(
+            "SELECT * FROM programs WHERE run_id = ? AND parent_id = ? ORDER BY iteration, rowid",
+            (run_id, program_id),
+        )
+        return self._rows_to_programs(rows)
+
+    def program_evaluations(self, run_id: str, program_id: str) -> list[dict[str, Any]]:
+        """The evaluation results stored for one program (cascade stages, limits hit)."""
+        rows = self._query(
+            "SELECT iteration, attempt, program_id, status, result, duration_s FROM evaluations "
+            "WHERE run_id = ? AND program_id = ? ORDER BY rowid",
+            (run_id, program_id),
+        )
+        return [dict(r) | {"result": json.loads(r["result"])} for r in rows]
+
+    def _rows_to_programs(self, rows: Sequence[sqlite3.Row]) -> list[Program]:
         return [
             Program(
                 id=r["id"],
@@ -365,6 +447,35 @@ class SQLiteStore:
             args += list(kinds)
         rows = self._query(sql + " ORDER BY seq", args)
         return [Event(r["iteration"], r["kind"], json.loads(r["payload"])) for r in rows]
+
+    def events_after(
+        self, run_id: str, after_seq: int = -1, *, limit: int | None = None
+    ) -> list[StoredEvent]:
+        """Events with a sequence number above ``after_seq``, in order (a live feed reads on
+        from the last ``seq`` it saw)."""
+        sql = (
+            "SELECT seq, iteration, kind, payload, created_at FROM events "
+            "WHERE run_id = ? AND seq > ? ORDER BY seq"
+        )
+        args: list[Any] = [run_id, after_seq]
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(int(limit))
+        return [
+            StoredEvent(
+                seq=int(r["seq"]),
+                iteration=r["iteration"],
+                kind=r["kind"],
+                payload=json.loads(r["payload"]),
+                created_at=r["created_at"],
+            )
+            for r in self._query(sql, args)
+        ]
+
+    def last_seq(self, run_id: str) -> int:
+        """The newest event's sequence number (-1: none yet)."""
+        rows = self._query("SELECT COALESCE(MAX(seq), -1) FROM events WHERE run_id = ?", (run_id,))
+        return int(rows[0][0])
 
     def evaluations(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._query(

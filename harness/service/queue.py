@@ -1,0 +1,238 @@
+"""The run queue: bounded workers in one engine thread, persisted so a restart loses nothing.
+
+The engine thread owns its own asyncio loop and the one writing connection to the run store:
+runs execute there (the controller's blocking commits stall only that loop), while the web
+server's loop serves readers on read-only connections.  Each queued run already exists in the
+store (status ``queued``) and in the hub's queue table; a worker starts it through
+:func:`harness.runs.plan_resume` (a run with nothing committed starts from its seed), so a run
+queued or running when the hub stopped (or was killed) is simply continued when it starts
+again, exactly as ``galapagos resume`` would.  A run that raises is stored ``failed`` with the
+reason, and can be resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from typing import Any
+
+from harness.core.errors import HarnessError
+from harness.runs import execute, plan_resume
+from harness.service._db import ServiceDB
+from harness.store.base import RunRecord
+from harness.store.owner import owner_alive, owner_token
+from harness.store.sqlite import SQLiteStore
+
+__all__ = ["RunQueue"]
+
+log = logging.getLogger("galapagos.service")
+
+
+class RunQueue:
+    def __init__(
+        self,
+        store: SQLiteStore,
+        db: ServiceDB,
+        *,
+        workers: int,
+    ) -> None:
+        self.store = store
+        self.db = db
+        self.workers = max(1, workers)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._queue: asyncio.Queue[str] | None = None
+        self._stops: dict[str, asyncio.Event] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._cancelled: set[str] = set()
+        self._stopping = False
+        self._workers: list[asyncio.Task[None]] = []
+
+    # -- lifecycle (called from the server's thread) -----------------------------------------
+    def start(self) -> None:
+        """Start the engine thread; its workers take every pending row of the queue table
+        (a queue stopped earlier may start again)."""
+        self._stopping = False
+        self._ready.clear()
+        self._stops.clear()
+        self._cancelled.clear()
+        self._thread = threading.Thread(
+            target=self._thread_main, name="galapagos-runs", daemon=True
+        )
+        self._thread.start()
+        self._ready.wait(30)
+
+    def stop(self, grace_s: float) -> None:
+        """Ask running runs to finish their iteration in flight; cancel what is still running
+        after ``grace_s``.  Their queue rows stay ``running``: the next start resumes them."""
+        loop = self._loop
+        if loop is None or self._thread is None or loop.is_closed():
+            return
+        future = asyncio.run_coroutine_threadsafe(self._shutdown(grace_s), loop)
+        try:
+            future.result(grace_s + 10)
+        except Exception:  # noqa: BLE001 - shutting down: log, never hang
+            log.exception("run queue did not stop cleanly")
+        loop.call_soon_threadsafe(loop.stop)
+        self._thread.join(10)
+
+    def submit(self, run_id: str) -> None:
+        """Hand a queued run (already in the queue table) to the workers; before the queue
+        starts this does nothing: :meth:`start` takes every pending row."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._call(lambda: self._put(run_id))
+
+    def cancel(self, run_id: str) -> str:
+        """``stopping``: the run finishes its iteration in flight and ends ``interrupted``;
+        ``cancelled``: it was waiting and will not start; ``idle``: neither (nothing done).
+
+        Runs in the engine loop, where a worker takes a run without yielding between reading
+        its queue row and registering it, so a cancel never slips between the two."""
+        result: Future[str] = Future()
+
+        def do() -> None:
+            try:
+                stop = self._stops.get(run_id)
+                if stop is not None:
+                    self._cancelled.add(run_id)
+                    stop.set()
+                    result.set_result("stopping")
+                    return
+                item = self.db.item(run_id)
+                if item is not None and item.state == "queued":
+                    self.db.set_state(run_id, "done", "cancelled")
+                    self.store.update_run(
+                        run_id,
+                        status="interrupted",
+                        error="cancelled before it started; resume it to run it",
+                    )
+                    result.set_result("cancelled")
+                    return
+                result.set_result("idle")
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                result.set_exception(exc)
+
+        if self._loop is None or self._loop.is_closed():
+            do()  # no worker exists: nothing can take the run meanwhile
+        else:
+            self._call(do)
+        return result.result(30)
+
+    def running(self) -> set[str]:
+        return set(self._stops)
+
+    # -- engine thread ----------------------------------------------------------------------
+    def _call(self, fn: Callable[[], None]) -> None:
+        if self._loop is None:
+            raise RuntimeError("the run queue is not started")
+        self._loop.call_soon_threadsafe(fn)
+
+    def _put(self, run_id: str) -> None:
+        assert self._queue is not None
+        self._queue.put_nowait(run_id)
+
+    def _thread_main(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self._loop = loop
+        self._queue = asyncio.Queue()
+        for item in self.db.pending():
+            self._queue.put_nowait(item.run_id)
+        self._workers = [loop.create_task(self._worker()) for _ in range(self.workers)]
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            for task in asyncio.all_tasks(loop):
+                task.cancel()
+            loop.run_until_complete(asyncio.sleep(0))
+            loop.close()
+
+    async def _worker(self) -> None:
+        assert self._queue is not None
+        while not self._stopping:
+            run_id = await self._queue.get()
+            if self._stopping:
+                return
+            task = asyncio.current_task()
+            assert task is not None
+            self._tasks[run_id] = task
+            try:
+                await self._run_one(run_id)
+            finally:
+                self._tasks.pop(run_id, None)
+
+    async def _run_one(self, run_id: str) -> None:
+        item = self.db.item(run_id)
+        if item is None or item.state == "done":
+            return
+        try:
+            run = self.store.get_run(run_id)
+        except HarnessError as exc:
+            self.db.set_state(run_id, "done", str(exc))
+            return
+        if run.status == "running" and run.owner != owner_token() and owner_alive(run.owner):
+            self.db.set_state(run_id, "done", "running in another process")
+            return
+        options = _still_to_apply(run, item.options)
+        if run.status == "completed" and "iterations" not in options:
+            self.db.set_state(run_id, "done")
+            return
+        self.db.set_state(run_id, "running")
+        stop = asyncio.Event()
+        self._stops[run_id] = stop
+        error = ""
+        try:
+            plan = plan_resume(self.store, run_id, **options)
+            await execute(plan, self.store, stop=stop)
+        except asyncio.CancelledError:
+            if not self._stopping:
+                self.db.set_state(run_id, "done", "cancelled")
+            raise
+        except HarnessError as exc:
+            error = str(exc)
+            self.store.update_run(run_id, status="failed", error=error)
+        except Exception as exc:  # noqa: BLE001 - a run's crash must not take the hub down
+            log.exception("run %s crashed", run_id)
+            error = f"internal error {type(exc).__name__}: {exc} (resume the run to retry)"
+            self.store.update_run(run_id, status="failed", error=error)
+        finally:
+            self._stops.pop(run_id, None)
+        if not self._stopping or run_id in self._cancelled:
+            self.db.set_state(run_id, "done", error)
+        self._cancelled.discard(run_id)
+
+    async def _shutdown(self, grace_s: float) -> None:
+        self._stopping = True
+        for stop in self._stops.values():
+            stop.set()
+        running = [t for t in self._tasks.values() if not t.done()]
+        if running:
+            _, pending = await asyncio.wait(running, timeout=grace_s)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=5)
+        for worker in self._workers:
+            worker.cancel()
+
+
+def _still_to_apply(run: RunRecord, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Resume options minus what an earlier start of the same request already applied (a
+    run extended to N iterations is not extended to N again after a restart)."""
+    out = dict(options)
+    if out.get("iterations") is not None and run.max_iterations >= int(out["iterations"]):
+        out.pop("iterations")
+    llm = run.config.get("llm") or {}
+    if (
+        out.get("max_total_tokens") is not None
+        and llm.get("max_total_tokens") == out["max_total_tokens"]
+    ):
+        out.pop("max_total_tokens")
+    if out.get("max_cost") is not None and llm.get("max_cost") == out["max_cost"]:
+        out.pop("max_cost")
+    return {k: v for k, v in out.items() if v is not None}

@@ -1,0 +1,64 @@
+"""/api/v1/benchmarks and /api/v1/leaderboard, and /api/v1/status."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from harness.runs import run_status
+from harness.service.auth import Caller
+from harness.service.deps import READ_RESPONSES, hub_of, require_read
+from harness.service.schemas import BenchmarkOut, LeaderboardOut, StatusOut
+from harness.service.views import leaderboard_rows
+
+router = APIRouter(prefix="/api/v1", tags=["leaderboard"])
+
+Reader = Annotated[Caller, Depends(require_read)]
+
+
+@router.get("/benchmarks", response_model=list[BenchmarkOut], responses=READ_RESPONSES)
+def list_benchmarks(request: Request, _: Reader) -> list[dict[str, Any]]:
+    """Benchmarks in the store (until benchmark tags exist: one, ``all``, of every run)."""
+    runs = hub_of(request).reader().list_runs()
+    return [{"name": "all", "runs": len(runs)}] if runs else []
+
+
+@router.get("/leaderboard", response_model=LeaderboardOut, responses=READ_RESPONSES)
+def get_leaderboard(
+    request: Request,
+    _: Reader,
+    benchmark: Annotated[str | None, Query(max_length=64)] = None,
+    task: Annotated[str | None, Query(max_length=128)] = None,
+) -> dict[str, Any]:
+    """Task x scaffold: runs, best and mean best score, tokens and cost."""
+    store = hub_of(request).reader()
+    runs = [r for r in store.list_runs() if task is None or r.task == task]
+    if benchmark not in (None, "all"):
+        runs = []
+    return {
+        "benchmark": benchmark or "all",
+        "source": "every stored run, grouped by task and scaffold",
+        "rows": leaderboard_rows(store, runs),
+    }
+
+
+@router.get("/status", response_model=StatusOut, responses={401: READ_RESPONSES[401]})
+def status(request: Request, who: Reader) -> dict[str, Any]:
+    """The hub: version, whether reads are public, whether you are logged in, the queue."""
+    hub = hub_of(request)
+    try:
+        version = importlib.metadata.version("galapagos")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    runs = hub.reader().list_runs()
+    return {
+        "version": version,
+        "public_read": hub.settings.public_read,
+        "authenticated": who.authenticated,
+        "tokens_exist": hub.db.active_tokens() > 0,
+        "workers": hub.queue.workers,
+        "running": sorted(hub.queue.running()),
+        "queued": sum(1 for r in runs if run_status(r) == "queued"),
+    }

@@ -1,0 +1,256 @@
+"""The API's request and response models (they make the OpenAPI document)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "BlockOut",
+    "CompositionIn",
+    "EventOut",
+    "EventsOut",
+    "LaunchIn",
+    "LaunchOut",
+    "LeaderboardOut",
+    "LineageNode",
+    "LineageOut",
+    "ProgramOut",
+    "ProgramSummary",
+    "ResumeIn",
+    "RunOut",
+    "ScaffoldOut",
+    "StatusOut",
+    "TaskOut",
+    "finite",
+]
+
+SEED_MAX = 2**32 - 1
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every NaN/±inf replaced by ``None`` (JSON has no such numbers)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CompositionIn(_In):
+    name: str | None = Field(None, max_length=48, description="Name of the composition.")
+    blocks: dict[str, str] = Field(
+        description="One named block per slot (see /api/v1/blocks)", max_length=6
+    )
+    loop: dict[str, bool] = Field(default_factory=dict, max_length=8)
+
+
+class LaunchIn(_In):
+    task: str = Field(max_length=128, description="A task name (see /api/v1/tasks).")
+    scaffold: str | None = Field(None, max_length=64, description="A scaffold name.")
+    composition: CompositionIn | None = None
+    iterations: int | None = Field(None, ge=0, le=100_000)
+    seed: int | None = Field(None, ge=0, le=SEED_MAX)
+    overrides: list[str] = Field(
+        default_factory=list, max_length=50, description="section.key=value items (--set)."
+    )
+
+
+class ResumeIn(_In):
+    iterations: int | None = Field(None, ge=1, le=100_000)
+    max_total_tokens: int | None = Field(None, ge=1)
+    max_cost: float | None = Field(None, gt=0, allow_inf_nan=False)
+
+
+class FailureReason(BaseModel):
+    outcome: str
+    iterations: int
+    example: str
+
+
+class RunOut(BaseModel):
+    run_id: str
+    scaffold: str
+    task: str
+    status: str
+    iterations_done: int
+    max_iterations: int
+    seed: int
+    seed_score: float | None
+    best_score: float | None
+    best_program_id: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    tokens: int
+    cost: float
+    created_at: float | None
+    updated_at: float | None
+    error: str
+    iterations_failed: int
+    failure_reasons: list[FailureReason]
+    seed_error: str | None
+
+
+class LaunchOut(BaseModel):
+    run: RunOut
+    notes: list[str]
+
+
+class CancelOut(BaseModel):
+    run_id: str
+    outcome: str = Field(description="stopping (after its iteration in flight) or cancelled")
+
+
+class ProgramSummary(BaseModel):
+    id: str
+    iteration: int
+    parent_id: str | None
+    score: float | None
+    generation: int
+    metrics: dict[str, Any]
+
+
+class EvaluationOut(BaseModel):
+    iteration: int
+    attempt: int
+    status: str
+    duration_s: float | None
+    result: dict[str, Any]
+
+
+class LLMCallOut(BaseModel):
+    iteration: int
+    attempt: int | None
+    purpose: str | None
+    model: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float | None
+    cost: float | None
+    ok: bool
+    error: str | None
+
+
+class ProgramOut(ProgramSummary):
+    code: str
+    language: str
+    changes: str
+    parent_label: str
+    inspiration_ids: list[str]
+    metadata: dict[str, Any]
+    artifacts: dict[str, Any]
+    evaluations: list[EvaluationOut]
+    diff: str = Field(description="Unified diff from the parent's code ('' without a parent).")
+    children: list[str]
+    llm_calls: list[LLMCallOut]
+
+
+class LineageNode(BaseModel):
+    id: str
+    parent_id: str | None
+    iteration: int
+    score: float | None
+    generation: int
+    best: bool
+
+
+class LineageOut(BaseModel):
+    run_id: str
+    nodes: list[LineageNode]
+    best_so_far: list[tuple[int, float | None]]
+
+
+class EventOut(BaseModel):
+    seq: int
+    iteration: int | None
+    kind: str
+    payload: dict[str, Any]
+    created_at: float | None
+
+
+class EventsOut(BaseModel):
+    run_id: str
+    events: list[EventOut]
+    last_seq: int = Field(description="Pass as ?after= to read on from here.")
+
+
+class BlockOut(BaseModel):
+    slot: str
+    name: str
+    summary: str
+    provides: list[str]
+    requires: dict[str, list[str]]
+    config: dict[str, Any]
+    source: str
+
+
+class ScaffoldFile(BaseModel):
+    path: str
+    lines: int
+    bytes: int
+    sha256: str
+
+
+class ScaffoldOut(BaseModel):
+    name: str
+    summary: str
+    composition: dict[str, str]
+    loop: dict[str, Any]
+    blocks: list[BlockOut]
+    defaults: dict[str, Any]
+    card: str = Field(description="The scaffold card (README.md, markdown).")
+    files: list[ScaffoldFile]
+    tags: list[str]
+
+
+class TaskOut(BaseModel):
+    name: str
+    objective: str | None
+    direction: str | None
+    description: str
+    best_known: float | None
+    best_known_source: str | None
+    best_stored_score: float | None
+    best_stored_run: str | None
+    limits: dict[str, Any]
+
+
+class LeaderboardRow(BaseModel):
+    task: str
+    scaffold: str
+    runs: int
+    completed: int
+    best_score: float | None
+    mean_best_score: float | None
+    best_run: str | None
+    tokens: int
+    cost: float
+
+
+class LeaderboardOut(BaseModel):
+    benchmark: str | None
+    source: str = Field(description="Where the rows come from.")
+    rows: list[LeaderboardRow]
+
+
+class BenchmarkOut(BaseModel):
+    name: str
+    runs: int
+
+
+class StatusOut(BaseModel):
+    version: str
+    public_read: bool
+    authenticated: bool
+    tokens_exist: bool
+    workers: int
+    running: list[str]
+    queued: int

@@ -1,0 +1,153 @@
+"""Read models built from the store: what both the API and the pages show."""
+
+from __future__ import annotations
+
+import difflib
+from collections import defaultdict
+from typing import Any
+
+from harness.core.errors import RunNotFound
+from harness.core.records import Program
+from harness.runs import describe_run
+from harness.service.schemas import finite
+from harness.store.base import RunRecord
+from harness.store.sqlite import SQLiteStore
+
+__all__ = [
+    "ACTIVE",
+    "diff_lines",
+    "leaderboard_rows",
+    "lineage",
+    "program_detail",
+    "program_summary",
+    "run_view",
+]
+
+#: Statuses of a run that is not over yet.
+ACTIVE = ("queued", "running")
+
+
+def run_view(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
+    data: dict[str, Any] = finite(describe_run(store, run))
+    return data
+
+
+def program_summary(p: Program) -> dict[str, Any]:
+    return finite(
+        {
+            "id": p.id,
+            "iteration": p.iteration,
+            "parent_id": p.parent_id,
+            "score": p.score,
+            "generation": p.generation,
+            "metrics": dict(p.metrics),
+        }
+    )
+
+
+def diff_text(parent: Program | None, child: Program) -> str:
+    if parent is None:
+        return ""
+    return "".join(
+        difflib.unified_diff(
+            parent.code.splitlines(keepends=True),
+            child.code.splitlines(keepends=True),
+            fromfile=f"{parent.id}",
+            tofile=f"{child.id}",
+        )
+    )
+
+
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    """(css class, line) for rendering a unified diff as escaped text."""
+    out = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            kind = "meta"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "add"
+        elif line.startswith("-"):
+            kind = "del"
+        else:
+            kind = "ctx"
+        out.append((kind, line))
+    return out
+
+
+def program_detail(store: SQLiteStore, run: RunRecord, program_id: str) -> dict[str, Any]:
+    program = store.program(run.id, program_id)
+    if program is None:
+        raise RunNotFound(f"run {run.id} has no program {program_id!r}")
+    parent = store.program(run.id, program.parent_id) if program.parent_id else None
+    calls = [
+        c
+        for c in store.llm_calls(run.id)
+        if c["iteration"] == program.iteration and program.iteration > 0
+    ]
+    evaluations = [
+        {
+            "iteration": e["iteration"],
+            "attempt": e["attempt"],
+            "status": e["status"],
+            "duration_s": e["duration_s"],
+            "result": e["result"],
+        }
+        for e in store.program_evaluations(run.id, program.id)
+    ]
+    return finite(
+        {
+            **program_summary(program),
+            "code": program.code,
+            "language": program.language,
+            "changes": program.changes,
+            "parent_label": program.parent_label,
+            "inspiration_ids": list(program.inspiration_ids),
+            "metadata": dict(program.metadata),
+            "artifacts": dict(program.artifacts),
+            "evaluations": evaluations,
+            "diff": diff_text(parent, program),
+            "children": [c.id for c in store.children(run.id, program.id)],
+            "llm_calls": [{**c, "ok": bool(c["ok"])} for c in calls],
+        }
+    )
+
+
+def lineage(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
+    """Every program ever admitted (evicted ones too: the store keeps them) with its parent."""
+    programs = store.programs(run.id)
+    nodes = [{**program_summary(p), "best": p.id == run.best_program_id} for p in programs]
+    for node in nodes:
+        node.pop("metrics", None)
+    return finite({"run_id": run.id, "nodes": nodes, "best_so_far": store.score_history(run.id)})
+
+
+def leaderboard_rows(store: SQLiteStore, runs: list[RunRecord]) -> list[dict[str, Any]]:
+    """Task × scaffold: runs, completed runs, best and mean best score, tokens, cost.
+
+    Stands in until benchmark runs carry tags (``galapagos bench``): every stored run counts.
+    """
+    groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
+    for run in runs:
+        groups[(run.task, run.scaffold)].append(run)
+    rows: list[dict[str, Any]] = []
+    for (task, scaffold), members in sorted(groups.items()):
+        scored = [r for r in members if r.best_score is not None]
+        best = max(scored, key=lambda r: r.best_score or 0.0, default=None)
+        mean = sum(r.best_score or 0.0 for r in scored) / len(scored) if scored else None
+        rows.append(
+            {
+                "task": task,
+                "scaffold": scaffold,
+                "runs": len(members),
+                "completed": sum(1 for r in members if r.status == "completed"),
+                "best_score": best.best_score if best else None,
+                "mean_best_score": mean,
+                "best_run": best.id if best else None,
+                "tokens": sum(r.tokens for r in members),
+                "cost": sum(r.cost for r in members),
+            }
+        )
+    rows.sort(key=lambda r: (r["task"], r["best_score"] is None, -float(r["best_score"] or 0.0)))
+    return finite(rows)

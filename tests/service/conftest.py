@@ -1,0 +1,167 @@
+"""Fixtures for the hub: a store with a token, a task root holding a task whose program text is
+hostile HTML, and an app served in-process (FastAPI's TestClient) or as a real server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from harness.evaluation.task import tasks_root
+from harness.service import ServiceSettings, create_app
+from harness.service._db import ServiceDB
+from harness.store.sqlite import SQLiteStore
+
+#: Text a model could write into a program: it must reach the browser as text, never as HTML.
+HOSTILE = (
+    '# </script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+    "<b>bold?</b> &amp; {{ 7*7 }}"
+)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def hostile_task_root(base: Path) -> Path:
+    """A task root with ``hostile_min``: function_minimization whose program carries HOSTILE."""
+    root = base / "task_root"
+    folder = root / "hostile_min"
+    shutil.copytree(tasks_root() / "function_minimization", folder)
+    card = (folder / "task.yaml").read_text()
+    (folder / "task.yaml").write_text(
+        card.replace("name: function_minimization", "name: hostile_min", 1)
+    )
+    program = folder / "initial_program.py"
+    program.write_text(HOSTILE + "\n" + program.read_text())
+    return root
+
+
+@pytest.fixture
+def hub_store(tmp_path: Path) -> Path:
+    path = tmp_path / "hub.sqlite"
+    SQLiteStore(path).close()
+    return path
+
+
+@pytest.fixture
+def token(hub_store: Path) -> str:
+    return str(ServiceDB(hub_store).create_token("tester"))
+
+
+@pytest.fixture
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def settings(tmp_path: Path, **kw: Any) -> ServiceSettings:
+    return ServiceSettings(
+        task_roots=(hostile_task_root(tmp_path),),
+        allow_local_sandbox=kw.pop("allow_local_sandbox", True),
+        workers=kw.pop("workers", 1),
+        poll_s=0.2,
+        **kw,
+    )
+
+
+@pytest.fixture
+def client(hub_store: Path, tmp_path: Path, token: str) -> Iterator[TestClient]:
+    store = SQLiteStore(hub_store)
+    with TestClient(create_app(store, settings(tmp_path))) as c:
+        yield c
+    store.close()
+
+
+#: A small fast run: the offline model, host subprocesses (the hub's restart and API are under
+#: test here, not the sandbox; the docker-marked test runs one through Docker).
+LOCAL = "evaluator.sandbox=local"
+
+
+def launch(c: Any, headers: dict[str, str], **body: Any) -> str:
+    body.setdefault("task", "function_minimization")
+    body.setdefault("scaffold", "topk")
+    body.setdefault("iterations", 3)
+    body.setdefault("overrides", [LOCAL])
+    r = c.post("/api/v1/runs", json=body, headers=headers)
+    assert r.status_code == 201, r.text
+    return str(r.json()["run"]["run_id"])
+
+
+def wait_status(c: Any, run_id: str, wanted: tuple[str, ...], timeout: float = 120) -> dict:
+    end = time.monotonic() + timeout
+    while True:
+        data = c.get(f"/api/v1/runs/{run_id}").json()
+        if data["status"] in wanted:
+            return dict(data)
+        if time.monotonic() > end:
+            raise AssertionError(f"run {run_id} still {data['status']} after {timeout}s")
+        time.sleep(0.1)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ServerProcess:
+    """``galapagos serve`` as a real process on a free loopback port."""
+
+    def __init__(self, store: Path, task_root: Path, *extra: str, workers: int = 1) -> None:
+        self.store = store
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.args = [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "serve",
+            "--port",
+            str(self.port),
+            "--store",
+            str(store),
+            "--task-root",
+            str(task_root),
+            "--allow-local-sandbox",
+            "--workers",
+            str(workers),
+            *extra,
+        ]
+        self.log = store.parent / f"serve-{self.port}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> ServerProcess:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(self.args, stdout=log, stderr=log, cwd=ROOT, env=env)
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"server exited: {self.log.read_text()[-2000:]}")
+            try:
+                if httpx.get(self.url + "/api/v1/status", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise AssertionError(f"server did not start: {self.log.read_text()[-2000:]}")
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(10)
+
+    def stop(self) -> float:
+        """SIGINT, then the seconds it took to exit."""
+        assert self.proc is not None
+        started = time.monotonic()
+        self.proc.send_signal(2)
+        self.proc.wait(30)
+        return time.monotonic() - started
