@@ -7,7 +7,9 @@ store (status ``queued``) and in the hub's queue table; a worker starts it throu
 :func:`harness.runs.plan_resume` (a run with nothing committed starts from its seed), so a run
 queued or running when the hub stopped (or was killed) is simply continued when it starts
 again, exactly as ``galapagos resume`` would.  A run that raises is stored ``failed`` with the
-reason, and can be resumed.
+reason, and can be resumed.  A run the Docker engine stopped (the engine stayed away past the
+run's ``evaluator.engine_wait_s``: the run ends ``interrupted``, nothing charged) keeps its queue
+row and is continued by the hub itself as soon as the engine answers again.
 """
 
 from __future__ import annotations
@@ -19,8 +21,12 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
+import docker
+
 from harness.core.errors import HarnessError
 from harness.runs import execute, plan_resume
+from harness.sandbox.engine import engine_reachable
+from harness.sandbox.ownership import remove_run
 from harness.service._db import ServiceDB
 from harness.store.base import RunRecord
 from harness.store.owner import owner_alive, owner_token
@@ -29,6 +35,8 @@ from harness.store.sqlite import SQLiteStore
 __all__ = ["RunQueue"]
 
 log = logging.getLogger("galapagos.service")
+
+_ENGINE_POLL_S = 1.0
 
 
 class RunQueue:
@@ -51,6 +59,7 @@ class RunQueue:
         self._cancelled: set[str] = set()
         self._stopping = False
         self._workers: list[asyncio.Task[None]] = []
+        self._waiting: dict[str, asyncio.Task[None]] = {}  # runs waiting for the engine
 
     # -- lifecycle (called from the server's thread) -----------------------------------------
     def start(self) -> None:
@@ -96,6 +105,12 @@ class RunQueue:
 
         def do() -> None:
             try:
+                waiting = self._waiting.pop(run_id, None)
+                if waiting is not None:  # stopped by the engine, not yet continued
+                    waiting.cancel()
+                    self.db.set_state(run_id, "done", "cancelled")
+                    result.set_result("cancelled")
+                    return
                 stop = self._stops.get(run_id)
                 if stop is not None:
                     self._cancelled.add(run_id)
@@ -123,7 +138,7 @@ class RunQueue:
         return result.result(30)
 
     def running(self) -> set[str]:
-        return set(self._stops)
+        return set(self._stops) | set(self._waiting)
 
     # -- engine thread ----------------------------------------------------------------------
     def _call(self, fn: Callable[[], None]) -> None:
@@ -189,6 +204,12 @@ class RunQueue:
         try:
             plan = plan_resume(self.store, run_id, **options)
             await execute(plan, self.store, stop=stop)
+            if self._engine_stopped(run_id):
+                self._stops.pop(run_id, None)
+                self._waiting[run_id] = asyncio.get_running_loop().create_task(
+                    self._resume_when_engine_back(run_id)
+                )
+                return
         except asyncio.CancelledError:
             if not self._stopping:
                 self.db.set_state(run_id, "done", "cancelled")
@@ -206,8 +227,49 @@ class RunQueue:
             self.db.set_state(run_id, "done", error)
         self._cancelled.discard(run_id)
 
+    def _engine_stopped(self, run_id: str) -> bool:
+        """Whether the run ended ``interrupted`` because the Docker engine stayed away (not
+        because the hub stops or the run was cancelled)."""
+        if self._stopping or run_id in self._cancelled:
+            return False
+        run = self.store.get_run(run_id)
+        sandbox = ((run.config.get("evaluator") or {}).get("sandbox")) or "docker"
+        return (
+            run.status == "interrupted"
+            and sandbox == "docker"
+            and "Docker engine" in (run.error or "")
+        )
+
+    async def _resume_when_engine_back(self, run_id: str) -> None:
+        """Poll the engine; once it answers, hand the run to the workers again (its queue row
+        stays ``running``, so a hub restarted meanwhile continues it too)."""
+        self.store.update_run(
+            run_id,
+            error="the Docker engine is unreachable; the hub continues this run when it is back",
+        )
+        log.warning("run %s waits for the Docker engine", run_id)
+        try:
+            client = await asyncio.to_thread(_engine_client)
+            while not self._stopping:
+                if client is not None and await asyncio.to_thread(engine_reachable, client):
+                    break
+                if client is None:
+                    client = await asyncio.to_thread(_engine_client)
+                await asyncio.sleep(_ENGINE_POLL_S)
+            else:
+                return
+        finally:
+            self._waiting.pop(run_id, None)
+        # What the outage left of this run (containers the engine could not remove while it
+        # was away): this process owns them, so no start-up reap would take them.
+        await asyncio.to_thread(remove_run, client, run_id)
+        log.warning("the Docker engine is back; run %s continues", run_id)
+        self._put(run_id)
+
     async def _shutdown(self, grace_s: float) -> None:
         self._stopping = True
+        for waiting in self._waiting.values():
+            waiting.cancel()
         for stop in self._stops.values():
             stop.set()
         running = [t for t in self._tasks.values() if not t.done()]
@@ -219,6 +281,13 @@ class RunQueue:
                 await asyncio.wait(pending, timeout=5)
         for worker in self._workers:
             worker.cancel()
+
+
+def _engine_client() -> docker.DockerClient | None:
+    try:
+        return docker.from_env()
+    except docker.errors.DockerException:
+        return None
 
 
 def _still_to_apply(run: RunRecord, options: Mapping[str, Any]) -> dict[str, Any]:
