@@ -385,6 +385,10 @@ class SQLiteStore:
         )
         return self._rows_to_programs(rows)
 
+    def program_count(self, run_id: str) -> int:
+        rows = self._query("SELECT COUNT(*) FROM programs WHERE run_id = ?", (run_id,))
+        return int(rows[0][0])
+
     def program(self, run_id: str, program_id: str) -> Program | None:
         """One stored program (``None``: the run has no such program)."""
         rows = self._query(

@@ -110,6 +110,14 @@ def test_a_new_user_logs_in_builds_a_scaffold_and_watches_it_run(browser, hub) -
     _shot(page, "03-run-live")
     expect(page.locator("#status")).to_have_text("completed", timeout=120_000)
     expect(page.locator("#iterations")).to_have_text("40")
+    # The population and the LLM usage tables followed the run without a reload.
+    origin, run_path = page.url.split("/runs/", 1)
+    stored = page.request.get(f"{origin}/api/v1/runs/{run_path}/programs?limit=1000").json()
+    assert len(stored) > 30
+    expect(page.locator("#program-count")).to_have_text(str(len(stored)), timeout=10_000)
+    expect(page.locator("#population tbody tr")).to_have_count(min(50, len(stored)))
+    expect(page.locator("#usage tbody td").first).to_have_text("galapagos-offline")
+    assert page.evaluate("window.__same_page") is True
     page.reload()
     _shot(page, "04-run-done")
 

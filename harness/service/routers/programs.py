@@ -99,6 +99,8 @@ def _progress(hub: Hub, run_id: str) -> dict[str, Any]:
             "cost": run.cost,
             "error": run.error,
             "history": store.score_history(run.id),
+            "program_count": store.program_count(run.id),
+            "usage_by_model": store.llm_usage(run.id)["by_model"],
         }
     )
 

@@ -70,12 +70,69 @@ function runPage() {
       if (best.tagName === "A") best.href = `/runs/${encodeURIComponent(runId)}/programs/${encodeURIComponent(p.best_program_id)}`;
     }
     whenPlotly(() => drawCurve(curve, p.history));
+    fillUsage(p.usage_by_model || []);
+    if (p.program_count !== undefined && String(p.program_count) !== shownCount) {
+      shownCount = String(p.program_count);
+      refreshPopulation(runId, shownCount);
+    }
   });
   source.addEventListener("end", (msg) => {
     source.close();
-    setText("live-note", `Run ended: ${JSON.parse(msg.data).status}. Reload for the final population.`);
+    setText("live-note", `Run ended: ${JSON.parse(msg.data).status}.`);
     root.dataset.active = "no";
+    refreshPopulation(runId, null);
   });
+  let shownCount = (document.getElementById("program-count") || {}).textContent;
+}
+
+function cell(tr, text, cls) {
+  const td = document.createElement("td");
+  if (cls) td.className = cls;
+  if (text instanceof Node) td.appendChild(text); else td.textContent = text;
+  tr.appendChild(td);
+}
+
+// The population table (best first, as rendered by the server), refreshed while the run
+// grows; at most one request in flight, the newest count wins.
+let populationBusy = false, populationAgain = false;
+function refreshPopulation(runId, count) {
+  if (populationBusy) { populationAgain = true; return; }
+  populationBusy = true;
+  const body = document.querySelector("#population tbody");
+  fetch(`/api/v1/runs/${encodeURIComponent(runId)}/programs?order=score&limit=50`, { credentials: "same-origin" })
+    .then(r => r.ok ? r.json() : Promise.reject(r.status))
+    .then(programs => {
+      if (!body) return;
+      const rows = programs.map(pr => {
+        const tr = document.createElement("tr");
+        const a = document.createElement("a");
+        a.href = `/runs/${encodeURIComponent(runId)}/programs/${encodeURIComponent(pr.id)}`;
+        a.textContent = pr.id;
+        cell(tr, a, "mono"); cell(tr, String(pr.iteration)); cell(tr, pr.parent_id || "-", "mono");
+        cell(tr, fmt(pr.score), "num");
+        cell(tr, Object.entries(pr.metrics).slice(0, 4).map(([k, v]) => `${k}=${fmt(v)}`).join(" "), "small");
+        return tr;
+      });
+      body.replaceChildren(...rows);
+      if (count !== null) setText("program-count", count);
+    })
+    .catch(() => {})
+    .finally(() => {
+      populationBusy = false;
+      if (populationAgain) { populationAgain = false; refreshPopulation(runId, null); }
+    });
+}
+
+function fillUsage(models) {
+  const body = document.querySelector("#usage tbody");
+  if (!body || models.length === 0) return;
+  body.replaceChildren(...models.map(m => {
+    const tr = document.createElement("tr");
+    cell(tr, m.model); cell(tr, String(m.calls), "num"); cell(tr, String(m.ok), "num");
+    cell(tr, String(m.prompt_tokens || 0), "num"); cell(tr, String(m.completion_tokens || 0), "num");
+    cell(tr, Number(m.cost || 0).toFixed(4), "num");
+    return tr;
+  }));
 }
 
 // Lineage: score against iteration with parent→child edges (no force layout).
