@@ -117,6 +117,7 @@ def test_a_new_user_logs_in_builds_a_scaffold_and_watches_it_run(browser, hub) -
     expect(page.locator("#program-count")).to_have_text(str(len(stored)), timeout=10_000)
     expect(page.locator("#population tbody tr")).to_have_count(min(50, len(stored)))
     expect(page.locator("#usage tbody td").first).to_have_text("galapagos-offline")
+    expect(page.locator("#seed-score")).not_to_have_text("-")
     assert page.evaluate("window.__same_page") is True
     page.reload()
     _shot(page, "04-run-done")

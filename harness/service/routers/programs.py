@@ -93,6 +93,7 @@ def _progress(hub: Hub, run_id: str) -> dict[str, Any]:
             "status": run_status(run),
             "iterations_done": run.iterations_done,
             "max_iterations": run.max_iterations,
+            "seed_score": run.seed_score,
             "best_score": run.best_score,
             "best_program_id": run.best_program_id,
             "tokens": run.tokens,

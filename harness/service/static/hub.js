@@ -62,6 +62,7 @@ function runPage() {
     if (status) status.className = `status s-${p.status}`;
     setText("iterations", p.iterations_done);
     setText("best", fmt(p.best_score));
+    setText("seed-score", fmt(p.seed_score));
     setText("tokens", p.tokens);
     setText("cost", Number(p.cost).toFixed(4));
     const best = document.getElementById("best-link");
