@@ -197,7 +197,7 @@ class AttachedStream:
     # -- receiving ---------------------------------------------------------------------------
 
     def _take(self) -> Frame | None | object:
-        """A queued frame, None at end of stream, ``_PENDING``; raises a stdout error (lock held)."""
+        """A queued frame, None at EOF or ``_PENDING``; raises a stdout error (lock held)."""
         if self._frames:
             return self._frames.popleft()
         if self._error is not None:
