@@ -13,12 +13,10 @@ from typing import Any
 
 import pytest
 
-from harness.evox.labels import default_labels
 from harness.evox.records import Answer
 from harness.evox.scoring import window_score
 from harness.evox.strategies import SeedStrategy
-from strategy_tests import validate
-from tests.evox.conftest import TEST_VALID
+from tests.evox.conftest import valid
 from tests.evox.strategies import FAILS_EXACTLY, GOOD, module
 from tests.evox.test_chain import program
 
@@ -140,9 +138,7 @@ async def test_valid_agrees_with_the_reference_validator_on_its_own_checks(
     disagreements = []
     compared = 0
     for name, (validity, their_check) in theirs.items():
-        report = await validate(
-            cases[name], factory=local_factory, labels=default_labels(), config=TEST_VALID
-        )
+        report = await valid(cases[name], local_factory)
         failed = report.failure
         ours = failed.name if failed is not None and failed.name in REFERENCE_CHECKS else None
         if (validity == 0) != (ours is not None):
@@ -168,7 +164,7 @@ async def test_too_many_context_programs_is_where_0_1_0_and_head_differ(
     path.write_text(five)
     theirs = reference(WHICH_CHECK, {"five": str(path)})
     assert theirs["five"] == [1, None]
-    report = await validate(five, factory=local_factory, labels=default_labels(), config=TEST_VALID)
+    report = await valid(five, local_factory)
     assert report.failure is not None and report.failure.name == "bulk_add_sample"
 
 
@@ -184,7 +180,5 @@ async def test_the_reference_seed_strategy_passes_valid_unchanged(
     )
     source = Path(path).read_text()
     assert "random_seed" in source  # what this test is about
-    report = await validate(
-        source, factory=local_factory, labels=default_labels(), config=TEST_VALID
-    )
+    report = await valid(source, local_factory)
     assert report.passed, report.failure
