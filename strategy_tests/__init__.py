@@ -5,23 +5,31 @@ add + 10 samples, error-string metrics + 5 samples, metric immutability, migrati
 ``Program`` instances + 3 samples, the ``num_context_programs`` contract) plus what it misses
 (empty and one-program populations, parent never in its own context, allowed labels, tolerance
 of failed or missing metrics, determinism under a seed, a 1,000-program add/sample stress,
-bounded time per call and bounded memory).  The strategy runs in its own sandbox and is driven
-over the same RPC as at run time; results are reported per check.
+bounded CPU per call, memory and threads).  The strategy runs in its own sandbox and process and
+is driven over the same RPC as at run time; the judge (:mod:`strategy_tests.judge`) keeps the
+canonical copies of what it sent and reads time, CPU, memory and tasks from outside.  Results
+are reported per check.
 
-    report = await validate_source(code, factory=DockerStrategyFactory(), labels=labels)
+    clients = lambda: factory.client(config.limits)
+    report = await validate_source(code, clients=clients, labels=labels, config=config,
+                                   gate=prefilter)
     report.passed, report.feedback(), report.to_dict()
+
+The config (``harness.evox.valid.ValidConfig``), the client factory and the gate are the
+caller's: this package imports nothing from ``harness.evox`` at run time, and ``harness.evox``
+nothing from it (the evolver gets :func:`validate` injected).
 """
 
 from __future__ import annotations
 
-from strategy_tests.context import ValidConfig
+from strategy_tests.judge import LimitExceeded
 from strategy_tests.report import CheckResult, ValidationReport
 from strategy_tests.suite import CHECK_NAMES, validate, validate_source
 
 __all__ = [
     "CHECK_NAMES",
     "CheckResult",
-    "ValidConfig",
+    "LimitExceeded",
     "ValidationReport",
     "validate",
     "validate_source",

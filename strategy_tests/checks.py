@@ -33,7 +33,7 @@ async def bulk_add_sample(run: ValidRun) -> str:
         await run.add(
             MAIN, [record(f"program_{i}", {"score": i / 10, "combined_score": i / 10}, i)]
         )
-    count = await run.client.count(MAIN)
+    count = await run.count(MAIN)
     if count < 10:
         raise CheckFailed(f"expected at least 10 programs in self.programs, found {count}")
     for i in range(10):
@@ -61,7 +61,7 @@ async def migration(run: ValidRun) -> str:
         for i in range(5)
     ]
     await run.add(handle, records, base=True)
-    count = await run.client.count(handle)
+    count = await run.count(handle)
     if count < 5:
         raise CheckFailed(
             f"expected at least 5 programs after adding base Program instances, found {count}"

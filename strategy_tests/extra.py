@@ -11,9 +11,12 @@ Policy decisions they encode:
   labels are always "" (the rule the strategy prompt states; the reference accepts anything).
 - ``determinism``: after ``random``/``numpy.random`` are reseeded alike, two fresh instances fed
   the same programs must give the same answers (a resumed run replays a strategy's calls).
-- ``call_time``/``memory``: the slowest call and the peak RSS over the whole suite, stress
-  included, must stay under the configured bounds; a call past the container deadline fails
-  the check it happens in as ``timeout``.
+- ``call_time``/``memory``/``threads``: CPU per call, the sandbox's memory high-water mark and
+  its threads and processes.  The judge (:mod:`strategy_tests.judge`) enforces them on every
+  call from the first one, reading the kernel's counters from the host; a call that crosses one
+  is stopped, the check it ran in fails naming the bound (``cause``), and the bound's own check
+  fails with the figures.  Reached without that, these checks report the figures.  A call that
+  hangs without using CPU fails the check it happens in as ``timeout`` (the sandbox's deadline).
 """
 
 from __future__ import annotations
@@ -106,7 +109,7 @@ Answered = tuple[tuple[str, str], tuple[tuple[str, str], ...]]
 
 
 async def _sequence(run: ValidRun, handle: str) -> list[Answered]:
-    await run.client.reseed(run.config.seed)
+    await run.reseed(run.config.seed)
     await run.new(handle)
     await run.add(
         handle,
@@ -117,7 +120,7 @@ async def _sequence(run: ValidRun, handle: str) -> list[Answered]:
     for _ in range(run.config.determinism_samples):
         view = await run.reference_sample(handle, 4, "determinism", check=False)
         out.append((view.parent, view.context))
-    await run.client.drop(handle)
+    await run.drop(handle)
     return out
 
 
@@ -144,29 +147,36 @@ async def stress(run: ValidRun) -> str:
             await run.reference_sample(
                 "stress_db", 4, f"stress sample after {i + 1} adds", check=False
             )
-    await run.client.drop("stress_db")
+    await run.drop("stress_db")
     return f"{len(records)} adds with a sample every {cfg.stress_every}"
 
 
 async def call_time(run: ValidRun) -> str:
-    seconds, what = run.slowest
-    if seconds > run.config.max_call_s:
-        raise CheckFailed(
-            f"the slowest {what}() took {seconds:.2f} s; at most "
-            f"{run.config.max_call_s:g} s per call is allowed"
-        )
-    return f"slowest call {what}() {seconds * 1000:.1f} ms"
+    # Enforced on every call by the judge; reaching this check means no call crossed it.
+    slowest = run.judge.slowest
+    if run.judge.meter is None:
+        return f"slowest call {slowest.what} {slowest.wall_s * 1000:.1f} ms (wall; no CPU readings)"
+    return (
+        f"every call under {run.config.max_call_s:g} s of CPU; slowest {slowest.what} "
+        f"{slowest.cpu_s * 1000:.1f} ms CPU ({slowest.wall_s * 1000:.1f} ms wall)"
+    )
 
 
 async def memory(run: ValidRun) -> str:
-    stats = await run.client.stats()
-    rss_mb = float(stats.get("max_rss_kb", 0)) / 1024
-    if rss_mb > run.config.max_rss_mb:
-        raise CheckFailed(
-            f"the strategy server peaked at {rss_mb:.0f} MiB; at most "
-            f"{run.config.max_rss_mb} MiB is allowed"
-        )
-    return f"peak RSS {rss_mb:.0f} MiB"
+    usage = run.judge.last
+    if usage is None:
+        return "no memory readings for this sandbox"
+    return (
+        f"peak {usage.memory_peak_bytes / (1 << 20):.0f} MiB (at most {run.config.max_rss_mb} "
+        f"MiB; {run.judge.meter.source if run.judge.meter else ''} high-water mark)"
+    )
+
+
+async def threads(run: ValidRun) -> str:
+    usage = run.judge.last
+    if usage is None:
+        return "no task readings for this sandbox"
+    return f"at most {usage.tasks_peak} threads and processes (limit {run.config.max_tasks})"
 
 
 EXTRA_CHECKS = (
@@ -179,4 +189,5 @@ EXTRA_CHECKS = (
     ("stress", stress),
     ("call_time", call_time),
     ("memory", memory),
+    ("threads", threads),
 )

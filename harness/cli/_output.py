@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import math
 import os
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -20,12 +22,14 @@ from harness.store.sqlite import SQLiteStore, default_store_path
 
 __all__ = [
     "HELP_MARKUP",
+    "Terminated",
     "err",
     "fmt_score",
     "guard",
     "open_existing_store",
     "out",
     "print_json",
+    "run_terminable",
     "state",
     "status_word",
     "store_for_listing",
@@ -48,6 +52,39 @@ HELP_MARKUP = None
 
 class _State:
     debug = False
+
+
+class Terminated(Exception):
+    """The command was stopped by SIGTERM after its cleanup ran (exit 143)."""
+
+
+def run_terminable(main: Coroutine[Any, Any, R]) -> R:
+    """``asyncio.run(main)`` in which SIGTERM stops ``main`` as Ctrl-C does: the task is
+    cancelled, so its ``finally`` blocks run (sandboxes are removed, not left to a later reaper),
+    then :class:`Terminated` is raised."""
+
+    async def wrapper() -> R:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        termed = False
+
+        def on_term() -> None:
+            nonlocal termed
+            termed = True
+            task.cancel()
+
+        loop.add_signal_handler(signal.SIGTERM, on_term)
+        try:
+            return await main
+        except asyncio.CancelledError:
+            if termed:
+                raise Terminated("terminated") from None
+            raise
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+
+    return asyncio.run(wrapper())
 
 
 state = _State()
@@ -135,6 +172,9 @@ def guard(func: Callable[P, R]) -> Callable[P, R]:
         except KeyboardInterrupt:
             err.print("interrupted")
             raise typer.Exit(code=130) from None
+        except Terminated:
+            err.print("terminated")
+            raise typer.Exit(code=143) from None
         except (typer.Exit, typer.Abort):
             raise
         except Exception as exc:  # a bug, not bad input: still one line unless --debug

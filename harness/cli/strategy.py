@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.markup import escape
 
-from harness.cli._output import HELP_MARKUP, err, guard, out, print_json, status_word
+from harness.cli._output import (
+    HELP_MARKUP,
+    err,
+    guard,
+    out,
+    print_json,
+    run_terminable,
+    status_word,
+)
 from harness.core.errors import ConfigError
 
 app = typer.Typer(
@@ -50,26 +57,39 @@ def validate(
     no_prefilter: Annotated[
         bool, typer.Option("--no-prefilter", help="Skip the static pre-filter.")
     ] = False,
+    deadline: Annotated[
+        float,
+        typer.Option(
+            "--deadline",
+            min=10,
+            max=3600,
+            help="Seconds the whole validation may take (sandbox start and removal included).",
+        ),
+    ] = 180.0,
 ) -> None:
     """Run the static pre-filter and Valid(·) on a strategy, printing one line per check.
-    Exit 0 when every check passes, 1 when one fails, 2 for an unreadable file."""
+    Exit 0 when every check passes, 1 when one fails, 2 for an unreadable file; SIGTERM and
+    Ctrl-C remove the sandbox before exiting (143, 130)."""
     source = _read(file)  # bad input fails before anything starts
     from dataclasses import replace
 
     from harness.evox.labels import default_labels
+    from harness.evox.prefilter import prefilter
     from harness.evox.sandbox import make_factory
-    from strategy_tests import ValidConfig, validate_source
+    from harness.evox.valid import ValidConfig
+    from strategy_tests import validate_source
 
+    config = replace(ValidConfig(), stress_programs=stress, deadline_s=deadline)
     factory = make_factory(sandbox)
     err.print(f"validating {file} in the {sandbox} sandbox …")
     try:
-        report = asyncio.run(
+        report = run_terminable(
             validate_source(
                 source,
-                factory=factory,
+                clients=lambda: factory.client(config.limits),
                 labels=default_labels(),
-                config=replace(ValidConfig(), stress_programs=stress),
-                use_prefilter=not no_prefilter,
+                config=config,
+                gate=None if no_prefilter else prefilter,
             )
         )
     finally:
@@ -85,7 +105,30 @@ def validate(
             )
         passed = sum(c.status == "pass" for c in report.checks)
         out.print(f"{passed} of {len(report.checks)} checks passed")
+        if report.resources:
+            err.print(escape(_resources_line(report.resources)), soft_wrap=True)
     if not report.passed:
         failed = report.failure
         err.print(f"[bold red]strategy rejected:[/] {failed.name if failed else 'not run'}")
         raise typer.Exit(code=1)
+
+
+def _resources_line(res: dict[str, Any]) -> str:
+    """The judge's readings in one line: what the sandbox was allowed, what it used."""
+    box = res.get("sandbox") or {}
+    allowed = ", ".join(
+        part
+        for part in (
+            f"{box['cpus']:g} CPU" if box.get("cpus") else "",
+            f"{box['memory_mb']} MiB" if box.get("memory_mb") else "",
+            f"pids {box['pids']}" if box.get("pids") else "",
+        )
+        if part
+    )
+    used = (
+        f"peak memory {res.get('peak_memory_mb', '?')} MiB, peak tasks "
+        f"{res.get('peak_tasks', '?')}, CPU {res.get('cpu_s', '?')} s over {res.get('calls', 0)} "
+        "calls"
+    )
+    source = res.get("readings")
+    return f"sandbox: {allowed or 'no limits known'}; used: {used} (read by the host: {source})"

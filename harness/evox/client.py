@@ -15,6 +15,8 @@ oom        the strategy ran out of memory (MemoryError, or the container was OOM
 timeout    no answer within the deadline (the server was killed)
 crash      the server process/container exited
 protocol   the server sent something that is not a response to this request
+limit      the judge stopped the server: a resource limit (CPU per call, memory, tasks) or a
+           validation deadline (Valid(·) only; see ``strategy_tests``)
 =========  ===============================================================================
 """
 
@@ -25,6 +27,7 @@ from typing import Any
 
 from harness.core.errors import StrategyError
 from harness.evox.transport import Transport
+from harness.sandbox.usage import Meter
 
 __all__ = ["StrategyCallError", "StrategyClient"]
 
@@ -47,12 +50,21 @@ class StrategyClient:
         self._ids = itertools.count(1)
         self.started = False
 
-    async def start(self) -> None:
-        await self.transport.start(self.start_s)
+    async def start(self, deadline_s: float | None = None) -> None:
+        await self.transport.start(deadline_s or self.start_s)
         self.started = True
 
     async def close(self) -> None:
         await self.transport.close()
+
+    @property
+    def meter(self) -> Meter | None:
+        """Resource readings of the server from outside it (None before :meth:`start`)."""
+        return self.transport.meter
+
+    async def kill(self, error: StrategyError) -> None:
+        """Stop the server now; the call in flight (if any) raises ``error``."""
+        await self.transport.kill(error)
 
     async def request(self, op: str, *, deadline_s: float | None = None, **args: Any) -> Any:
         rid = next(self._ids)
@@ -73,12 +85,26 @@ class StrategyClient:
             text[:2000], kind=kind, error_type=etype, traceback=str(error.get("traceback", ""))
         )
 
-    # -- operations --------------------------------------------------------------------------
-    async def load(self, source: str, labels: dict[str, str], seed: int) -> None:
-        await self.request("load", source=source, labels=labels, seed=seed)
+    # -- operations (``deadline_s`` overrides the client's per-call deadline) -----------------
+    async def load(
+        self,
+        source: str,
+        labels: dict[str, str],
+        seed: int,
+        *,
+        deadline_s: float | None = None,
+    ) -> None:
+        await self.request("load", source=source, labels=labels, seed=seed, deadline_s=deadline_s)
 
-    async def new(self, handle: str = "main", *, name: str = "evox", config: str = "evox") -> None:
-        await self.request("new", handle=handle, name=name, config=config)
+    async def new(
+        self,
+        handle: str = "main",
+        *,
+        name: str = "evox",
+        config: str = "evox",
+        deadline_s: float | None = None,
+    ) -> None:
+        await self.request("new", handle=handle, name=name, config=config, deadline_s=deadline_s)
 
     async def add(
         self,
@@ -104,31 +130,36 @@ class StrategyClient:
             await self.add(records[start : start + BATCH], handle=handle, deadline_s=deadline_s)
 
     async def sample(
-        self, k: int | None, *, handle: str = "main", check: bool = False
+        self,
+        k: int | None,
+        *,
+        handle: str = "main",
+        check: bool = False,
+        deadline_s: float | None = None,
     ) -> dict[str, Any]:
-        result = await self.request("sample", handle=handle, k=k, check=check)
+        result = await self.request(
+            "sample", handle=handle, k=k, check=check, deadline_s=deadline_s
+        )
         if not isinstance(result, dict):
             raise StrategyError(
                 "the strategy server sent a malformed sample answer", kind="protocol"
             )
         return result
 
-    async def count(self, handle: str = "main") -> int:
-        result = await self.request("count", handle=handle)
-        if not isinstance(result, int):
+    async def count(self, handle: str = "main", *, deadline_s: float | None = None) -> int:
+        result = await self.request("count", handle=handle, deadline_s=deadline_s)
+        if not isinstance(result, int) or isinstance(result, bool):
             raise StrategyError("the strategy server sent a malformed count", kind="protocol")
         return result
 
-    async def get(self, pid: str, handle: str = "main") -> dict[str, Any]:
-        result = await self.request("get", handle=handle, id=pid)
+    async def get(
+        self, pid: str, handle: str = "main", *, deadline_s: float | None = None
+    ) -> dict[str, Any]:
+        result = await self.request("get", handle=handle, id=pid, deadline_s=deadline_s)
         return result if isinstance(result, dict) else {}
 
-    async def reseed(self, seed: int) -> None:
-        await self.request("reseed", seed=seed)
+    async def reseed(self, seed: int, *, deadline_s: float | None = None) -> None:
+        await self.request("reseed", seed=seed, deadline_s=deadline_s)
 
-    async def drop(self, handle: str) -> None:
-        await self.request("drop", handle=handle)
-
-    async def stats(self) -> dict[str, Any]:
-        result = await self.request("stats")
-        return result if isinstance(result, dict) else {}
+    async def drop(self, handle: str, *, deadline_s: float | None = None) -> None:
+        await self.request("drop", handle=handle, deadline_s=deadline_s)

@@ -43,6 +43,7 @@ from harness.sandbox.attach import AttachedStream
 from harness.sandbox.engine import engine_reachable
 from harness.sandbox.hardening import ContainerSpec, create_hardened_container, minimal_env
 from harness.sandbox.protocol import Limits
+from harness.sandbox.usage import container_meter
 
 __all__ = ["BOOT", "DockerTransport", "server_files"]
 
@@ -193,11 +194,14 @@ class DockerTransport(ThreadedTransport):
         assert self.container is not None
         self.stream = AttachedStream.open(self.client, self.container, max_frame=MAX_RESPONSE)
         self.container.start()
+        self.container.reload()  # State.Pid: where the meter finds the container's cgroup
+        self.meter = container_meter(self.container)
         hello = self._recv(deadline)
         if hello is None or hello.get("kind") != "hello":
             raise self._die(self._death_sync())
         self.shipped = hello.get("digest") != server_digest()
         payload = _package_frame() if self.shipped else encode_frame({"kind": "package"})
+        self.stream.reset_output_budget()
         self.stream.send(payload, deadline)
         ready = self._recv(deadline)
         if ready is None or ready.get("kind") != "ready":
@@ -205,12 +209,12 @@ class DockerTransport(ThreadedTransport):
 
     def _recv(self, deadline: float) -> dict[str, Any] | None:
         assert self.stream is not None
-        self.stream.reset_output_budget()
         frame = self.stream.recv_frame(deadline)
         return None if frame is None else frame[0]
 
     def _call_sync(self, request: dict[str, Any], deadline: float) -> dict[str, Any] | None:
         assert self.stream is not None
+        self.stream.reset_output_budget()  # before sending: the answer may arrive at once
         self.stream.send(encode_frame(request), deadline)
         return self._recv(deadline)
 

@@ -10,15 +10,16 @@ own sandbox and holds the whole population, migrated in iteration order.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from harness.core.errors import InfrastructureFault, LLMError, StrategyError
 from harness.core.proposer import LLM
 from harness.core.records import Program
 from harness.core.rng import derive_seed
 from harness.evox.chain import Emit
+from harness.evox.client import StrategyClient
 from harness.evox.descriptor import describe_change
 from harness.evox.guide import gather_insight
 from harness.evox.history import StrategyHistory, StrategyRecord
@@ -27,17 +28,49 @@ from harness.evox.prefilter import prefilter
 from harness.evox.records import Labels
 from harness.evox.sandbox import ContainerLimits, StrategyFactory
 from harness.evox.strategies import INFRA_RETRIES, RemoteStrategy, report_faults
+from harness.evox.valid import ValidConfig
 
 __all__ = ["Rewrite", "StrategyEvolver", "Validator"]
 
 
+class CheckOutcome(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def detail(self) -> str: ...
+
+
+class ValidationOutcome(Protocol):
+    """What the evolver reads of a Valid(·) report (``strategy_tests.ValidationReport``)."""
+
+    @property
+    def passed(self) -> bool: ...
+
+    @property
+    def failure(self) -> CheckOutcome | None: ...
+
+    @property
+    def checks(self) -> Sequence[CheckOutcome]: ...
+
+    def feedback(self) -> str: ...
+
+
 class Validator(Protocol):
-    """Valid(·), injected (``strategy_tests.validate``): the suite builds on this package, so
-    this package does not import it."""
+    """Valid(·), injected (``strategy_tests.validate``): it gets a factory of strategy clients
+    and the config; neither package imports the other."""
 
     async def __call__(
-        self, source: str, *, factory: StrategyFactory, labels: Labels, config: Any
-    ) -> Any: ...
+        self,
+        source: str,
+        *,
+        clients: Callable[[], StrategyClient],
+        labels: Labels,
+        config: ValidConfig,
+    ) -> ValidationOutcome: ...
 
 
 SOURCE_CHARS = 20_000
@@ -65,7 +98,7 @@ class StrategyEvolver:
         labels: Labels,
         run_seed: int,
         limits: ContainerLimits,
-        valid: Any,
+        valid: ValidConfig,
         validate: Validator,
         retries: int = 3,
         use_prefilter: bool = True,
@@ -211,13 +244,16 @@ class StrategyEvolver:
         )
         return None if report.passed else report.feedback()
 
-    async def _validate(self, source: str, iteration: int, emit: Emit) -> Any:
+    async def _validate(self, source: str, iteration: int, emit: Emit) -> ValidationOutcome:
         """Valid(·), run again from the start after an infrastructure fault (an engine restart
         is not the candidate's failure)."""
         for attempt in range(INFRA_RETRIES + 1):
             try:
                 return await self.validate(
-                    source, factory=self.factory, labels=self.labels, config=self.valid
+                    source,
+                    clients=lambda: self.factory.client(self.valid.limits),
+                    labels=self.labels,
+                    config=self.valid,
                 )
             except InfrastructureFault as exc:
                 if attempt == INFRA_RETRIES:

@@ -1,166 +1,96 @@
-"""Static pre-filter for LLM-written strategy code: a cheap first gate, never the sandbox.
+"""Static pre-filter for LLM-written strategy code: a first gate that closes routes by class.
 
-Two passes over the source, nothing is executed:
+Nothing is executed.  Two passes over the source:
 
 1. RestrictedPython's ``compile_restricted_exec`` with its rules loosened the way strategy code
-   needs: names and attributes with *one* leading underscore (``_helper``, ``self._cache``) are
-   allowed, dunders are not (except method definitions such as ``__init__``/``__post_init__``,
-   ``super().__init__`` and ``__name__``), and annotated and augmented assignments
-   (``x: int = 0``, ``self.n += 1``) pass.
-2. An AST pass with the strategy policy: imports only from :data:`ALLOWED_IMPORTS`; no
-   ``exec``/``eval``/``compile``/``open``/``__import__``/``globals``/``locals``/``vars``/
-   ``setattr``/``delattr``/``input``/``breakpoint``; ``getattr``/``hasattr`` only with a
-   literal, non-dunder name (the static equivalent of ``obj.name``); no numpy file I/O or
-   ctypes attributes; no assignment to attributes of imported modules (``np.allclose = …``).
-   What a strategy reaches through an allowed module is resolved on the host (the allowed
-   modules are trusted libraries): a private attribute (``random._os``) or one that is itself a
-   module outside the allow-list (``logging.os``, ``dataclasses.sys``) is refused, whether
-   written as ``mod.name``, ``from mod import name`` or ``getattr(mod, "name")``; and
-   ``operator.attrgetter``/``methodcaller`` are accepted only when called directly with literal,
-   non-underscore names (they are string-keyed attribute access).
+   needs (single-underscore names and attributes, annotated and augmented assignments).
+2. An AST policy built on allow-lists (:mod:`harness.evox.allowlist`), each rule closing a class
+   of route rather than a known case:
+
+   - **Modules and their attributes.**  Imports only of listed modules; ``mod.attr``,
+     ``from mod import attr`` and ``getattr(mod, "attr")`` only for attributes listed under that
+     module.  A module is never a value: it appears only as ``mod.attr`` (no ``m = copy``, no
+     ``f(np)``), so every use of a module is visible here.
+   - **No writes into libraries.**  No assignment or deletion of an attribute or item reached
+     from a module or from a name imported out of one (``np.x = …``, ``Program.sample = …``,
+     ``rng = np.random``-style aliases are refused before they exist).
+   - **Free names are builtins from a list**; ``exec``, ``eval``, ``open``, ``__import__``,
+     ``globals``, ``vars``, ``setattr`` … are simply not on it.
+   - **Getattr-like callables are never values.**  ``getattr``/``hasattr`` only as direct calls
+     with a literal, public, non-frame name — so no alias (``g = getattr``), no
+     ``reduce(getattr, …)``, no ``partial(getattr)``; ``operator.attrgetter``/``methodcaller``
+     are not on ``operator``'s list.
+   - **No dunder access of any kind**: no dunder attribute (except ``super().__init__(…)`` and
+     the other listed dunder methods called on ``super()``), no dunder name but ``__name__``,
+     no string constant naming a dunder; class bodies define only listed dunder methods.
+   - **No frames**: the attributes of frames, code objects, generators, coroutines and
+     tracebacks (``gi_frame``, ``f_back``, ``f_globals``, ``tb_frame``, ``co_consts`` …) are
+     refused on any object.
+   - **No format-string field access**: ``str.format``/``format_map`` only on a string literal
+     whose fields name no attribute or item (``"{0.__globals__}"`` and ``"{x[k]}"`` are refused).
+   - **No class-making tricks**: no ``metaclass=`` (no class keywords at all), ``type`` only as
+     ``type(x)`` inside a comparison, ``super`` only as ``super().name``.
 
 A rejection carries readable, line-numbered reasons that are fed back to the meta-LLM.  What
-passes still runs only inside a locked-down container (RestrictedPython is not a sandbox).
+passes still runs only in a locked-down sandbox: this gate is cheap and early, not the boundary.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
-from collections.abc import Iterable
+import re
+import string
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
-from types import ModuleType
 
 from RestrictedPython import compile_restricted_exec
-from RestrictedPython.transformer import ALLOWED_FUNC_NAMES, RestrictingNodeTransformer
+from RestrictedPython.transformer import RestrictingNodeTransformer
+
+from harness.evox.allowlist import (
+    ALLOWED,
+    BUILTINS,
+    DUNDER_METHODS,
+    FRAME_ATTRIBUTES,
+    RESTRICTED_BUILTINS,
+    WHY,
+)
 
 __all__ = ["ALLOWED_IMPORTS", "Finding", "PrefilterResult", "prefilter"]
 
-ALLOWED_IMPORTS = frozenset(
-    {
-        "__future__",
-        "abc",
-        "bisect",
-        "collections",
-        "collections.abc",
-        "copy",
-        "dataclasses",
-        "enum",
-        "functools",
-        "heapq",
-        "itertools",
-        "json",
-        "logging",
-        "math",
-        "numpy",
-        "numpy.linalg",
-        "numpy.random",
-        "operator",
-        "random",
-        "re",
-        "statistics",
-        "typing",
-        "skydiscover.config",
-        "skydiscover.search",
-        "skydiscover.search.base_database",
-        "skydiscover.search.database_config",
-    }
-)
-#: Why the usual suspects are refused (shown to the meta-LLM).
-WHY = {
-    "os": "operating-system access",
-    "sys": "interpreter internals",
-    "subprocess": "processes",
-    "socket": "network access",
-    "ctypes": "raw memory access",
-    "gc": "interpreter internals",
-    "inspect": "reflection",
-    "importlib": "dynamic imports",
-    "builtins": "interpreter internals",
-    "pickle": "arbitrary code on load",
-    "marshal": "code objects",
-    "threading": "threads",
-    "multiprocessing": "processes",
-    "signal": "signals",
-    "resource": "process limits",
-    "time": "wall-clock time makes a strategy non-deterministic",
-    "shutil": "file access",
-    "pathlib": "file access",
-    "io": "file access",
-    "tempfile": "file access",
-    "urllib": "network access",
-    "http": "network access",
-    "requests": "network access",
-    "asyncio": "event loops",
-    "atexit": "interpreter hooks",
-    "platform": "host details",
-}
-FORBIDDEN_NAMES = frozenset(
-    {
-        "exec",
-        "eval",
-        "compile",
-        "open",
-        "__import__",
-        "globals",
-        "locals",
-        "vars",
-        "setattr",
-        "delattr",
-        "input",
-        "breakpoint",
-        "exit",
-        "quit",
-        "__builtins__",
-        "__loader__",
-        "__spec__",
-    }
-)
-LITERAL_REFLECTION = frozenset({"getattr", "hasattr"})
-NUMPY_DENIED = frozenset(
-    {
-        "load",
-        "save",
-        "savez",
-        "savez_compressed",
-        "savetxt",
-        "loadtxt",
-        "genfromtxt",
-        "fromfile",
-        "fromregex",
-        "memmap",
-        "ctypeslib",
-        "lib",
-        "testing",
-        "f2py",
-        "distutils",
-        "DataSource",
-        "tofile",
-        "dump",
-    }
-)
-LOGGING_DENIED = frozenset({"FileHandler", "handlers", "config", "basicConfig"})
-#: Attribute names refused on any object (ndarray file output and pickling).
-ANY_DENIED = frozenset({"tofile", "dump"})
-DUNDER_METHODS = frozenset(
-    ALLOWED_FUNC_NAMES
-    | {
-        "__post_init__",
-        "__repr__",
-        "__str__",
-        "__len__",
-        "__iter__",
-        "__hash__",
-        "__getitem__",
-        "__bool__",
-    }
-)
-DUNDER_ATTRS = frozenset({"__init__", "__post_init__", "__name__"})
-#: String-keyed attribute access: only a direct call with literal, public names passes.
-STRING_GETTERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
-_MISSING = object()
+ALLOWED_IMPORTS = frozenset(ALLOWED)
 MAX_CHARS = 200_000
+#: Attribute names refused on any object (ndarray file output, raw pointers).
+ANY_DENIED = {
+    "tofile": "file output",
+    "dump": "file output",
+    "ctypes": "raw memory access",
+    "cffi": "raw memory access",
+}
+#: Why a notable module attribute is not on its module's list (shown to the meta-LLM).
+ATTRIBUTE_WHY = {
+    "operator.attrgetter": "string-keyed attribute access",
+    "operator.methodcaller": "string-keyed attribute access",
+    "logging.currentframe": "frames",
+    "logging.Formatter": "format strings that walk attributes",
+    "logging.FileHandler": "files or sockets",
+    "logging.handlers": "files or sockets",
+    "logging.config": "files or sockets",
+    "logging.basicConfig": "files or sockets",
+    "typing.get_type_hints": "evaluates strings as code",
+    "typing.ForwardRef": "evaluates strings as code",
+    "functools.singledispatch": "evaluates annotations as code",
+    "dataclasses.make_dataclass": "builds classes from a namespace",
+    "abc.ABCMeta": "metaclasses",
+    "enum.EnumMeta": "metaclasses",
+    "enum.EnumType": "metaclasses",
+    "random.SystemRandom": "non-deterministic",
+}
+_NUMPY_IO = frozenset(
+    "load save savez savez_compressed savetxt loadtxt genfromtxt fromfile fromregex memmap "
+    "ctypeslib lib testing f2py distutils DataSource core _core".split()
+)
+_DUNDER = re.compile(r"__[A-Za-z0-9_]+__")
+_SHOWN_NAMES = 40
 
 
 @dataclass(frozen=True)
@@ -192,42 +122,22 @@ class PrefilterResult:
         return (
             "The strategy was rejected by the static pre-filter:\n- "
             + "\n- ".join(lines)
-            + f"\nStrategies may import only: {allowed}."
+            + f"\nStrategies may import only: {allowed} (and only the usual public names of "
+            "each)."
         )
 
 
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__") and len(name) > 4
+
+
 def _private(name: str) -> bool:
-    return name.startswith("_") and not name.startswith("__") and name != "_"
-
-
-@cache
-def _host_module(name: str) -> ModuleType | None:
-    """An allowed module imported on the host, to see what its attributes are (or None)."""
-    try:
-        return importlib.import_module(name)
-    except Exception:  # noqa: BLE001 - e.g. the skydiscover shims exist only in the image
-        return None
-
-
-def _resolve(path: str, allowed: frozenset[str]) -> object:
-    """The object ``path`` (``module.attr.attr``) names on the host, or ``_MISSING``."""
-    parts = path.split(".")
-    for cut in range(len(parts), 0, -1):
-        head = ".".join(parts[:cut])
-        if head in allowed:
-            obj: object = _host_module(head)
-            if obj is None:
-                return _MISSING
-            for attr in parts[cut:]:
-                obj = getattr(obj, attr, _MISSING)
-                if obj is _MISSING:
-                    return _MISSING
-            return obj
-    return _MISSING
+    return name.startswith("_") and not _dunder(name)
 
 
 class _StrategyTransformer(RestrictingNodeTransformer):
-    """RestrictedPython's rules, minus the ban on single-underscore names."""
+    """RestrictedPython's rules, minus the ban on single-underscore names (dunders are the
+    policy's business, with its own messages)."""
 
     def check_name(self, node, name, allow_magic_methods=False):  # type: ignore[no-untyped-def]
         if name is None or _private(name) or name == "__name__":
@@ -246,144 +156,375 @@ class _StrategyTransformer(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_Attribute(self, node):  # type: ignore[no-untyped-def]
-        if _private(node.attr) or node.attr in DUNDER_ATTRS:
+        if _private(node.attr) or node.attr in DUNDER_METHODS:
             node.attr = "u" + node.attr.lstrip("_")  # this tree is checked, never executed
         return super().visit_Attribute(node)
 
 
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Every name the module binds anywhere (any scope): what is not here is a builtin."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            bound.update(node.names)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    return bound
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+        ):
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def _format_fields(text: str) -> Iterable[str]:
+    """Field names of a ``str.format`` template, nested specs included; raises ValueError."""
+    for _, field, spec, _ in string.Formatter().parse(text):
+        if field is not None:
+            yield field
+        if spec:
+            yield from _format_fields(spec)
+
+
 class _Policy(ast.NodeVisitor):
-    def __init__(self, allowed: frozenset[str]) -> None:
+    def __init__(self, tree: ast.Module, allowed: Mapping[str, frozenset[str] | None]) -> None:
         self.allowed = allowed
         self.findings: list[Finding] = []
-        self.modules: dict[str, str] = {}  # local alias → module
-        self.functions: dict[str, str] = {}  # local alias → a STRING_GETTERS function
-        self.called: set[int] = set()  # ids of STRING_GETTERS references called directly
+        self.bound = _bound_names(tree)
+        self.docstrings = _docstrings(tree)
+        self.modules: dict[str, str] = {}  # local name → module path
+        self.library: set[str] = set()  # local names of objects taken out of modules
+        self.parent: dict[int, ast.AST] = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self.parent[id(child)] = node
+        self._collect_imports(tree)
 
+    # -- helpers -------------------------------------------------------------------------------
     def flag(self, node: ast.AST, message: str) -> None:
         self.findings.append(Finding(getattr(node, "lineno", 0), message))
 
-    def _module(self, node: ast.AST, name: str) -> bool:
+    def _up(self, node: ast.AST) -> ast.AST | None:
+        return self.parent.get(id(node))
+
+    def _allows(self, module: str, attr: str) -> bool:
+        names = self.allowed.get(module)
+        return (not _private(attr) and not _dunder(attr)) if names is None else attr in names
+
+    def _collect_imports(self, tree: ast.Module) -> None:
+        """Module aliases and imported library names (any scope), before the checks."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.modules[alias.asname] = alias.name
+                    else:
+                        root = alias.name.split(".")[0]
+                        self.modules[root] = root
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    local = alias.asname or alias.name
+                    if full in self.allowed:
+                        self.modules[local] = full
+                    elif alias.name != "*":
+                        self.library.add(local)
+        for node in ast.walk(tree):  # ``n = mod.attr`` / ``n = Imported``: n is a library name
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, value = [node.target], node.value
+            else:
+                continue
+            if self._root(value, calls=False) is not None:
+                self.library.update(t.id for t in targets if isinstance(t, ast.Name))
+
+    def _root(self, node: ast.expr, *, calls: bool) -> str | None:
+        """The module or library name an ``a.b[c].d`` chain starts from, or None."""
+        while True:
+            if isinstance(node, ast.Attribute | ast.Subscript):
+                node = node.value
+            elif calls and isinstance(node, ast.Call):
+                node = node.func
+            else:
+                break
+        if isinstance(node, ast.Name) and (node.id in self.modules or node.id in self.library):
+            return node.id
+        return None
+
+    def _module_of(self, node: ast.expr) -> str | None:
+        """The module path an expression names (``np``, ``np.random``), or None."""
+        if isinstance(node, ast.Name):
+            return self.modules.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self._module_of(node.value)
+            if base is not None and f"{base}.{node.attr}" in self.allowed:
+                return f"{base}.{node.attr}"
+        return None
+
+    def _module_attribute(self, node: ast.AST, module: str, attr: str) -> bool:
+        """Check ``module.attr`` against the lists; False (and a finding) if refused."""
+        path = f"{module}.{attr}"
+        if _private(attr):
+            self.flag(node, f"'{path}' is a private attribute of a module; use its public API")
+        elif attr in ANY_DENIED:
+            self.flag(node, f"'.{attr}' is not allowed ({ANY_DENIED[attr]})")
+        elif self._allows(module, attr):
+            return True
+        elif module.split(".")[0] == "numpy" and attr in _NUMPY_IO:
+            self.flag(node, f"'{path}' is not allowed (file I/O or native code)")
+        elif path in ATTRIBUTE_WHY:
+            self.flag(node, f"'{path}' is not allowed ({ATTRIBUTE_WHY[path]})")
+        else:
+            names = sorted(self.allowed.get(module) or ())
+            shown = ", ".join(names[:_SHOWN_NAMES]) + (", …" if len(names) > _SHOWN_NAMES else "")
+            self.flag(
+                node,
+                f"'{path}' is not allowed: strategies may use only these names of {module}: "
+                f"{shown}",
+            )
+        return False
+
+    def _module_import(self, node: ast.AST, name: str) -> bool:
         if name in self.allowed:
             return True
-        root = name.split(".")[0]
-        why = WHY.get(root)
+        why = WHY.get(name.split(".")[0])
         self.flag(node, f"import of {name!r} is not allowed" + (f" ({why})" if why else ""))
         return False
 
+    # -- imports -------------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            if self._module(node, alias.name):
-                local = alias.asname or alias.name.split(".")[0]
-                self.modules[local] = alias.name if alias.asname else local
+            parts = alias.name.split(".")
+            for cut in range(1, len(parts) + 1):  # ``import a.b.c`` uses a, a.b and a.b.c
+                if not self._module_import(node, ".".join(parts[:cut])):
+                    break
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
             self.flag(node, "relative imports are not allowed")
             return
         module = node.module or ""
-        if not self._module(node, module):
+        if not self._module_import(node, module):
             return
         for alias in node.names:
-            full = f"{module}.{alias.name}"
             if alias.name == "*":
                 self.flag(node, f"'from {module} import *' is not allowed (name what you use)")
-            elif self._module_attribute(node, module, alias.name):
-                if full in self.allowed or module.startswith("numpy"):
-                    self.modules[alias.asname or alias.name] = full
-                elif full in STRING_GETTERS:
-                    self.functions[alias.asname or alias.name] = full
+            else:
+                self._module_attribute(node, module, alias.name)
 
-    def _module_attribute(self, node: ast.AST, module: str, attr: str) -> bool:
-        """Check ``module.attr`` (``module`` an allowed module or below one); False if refused."""
-        root = module.split(".")[0]
-        path = f"{module}.{attr}"
-        if attr in ANY_DENIED:
-            self.flag(node, f"'.{attr}' is not allowed (file output)")
-        elif root == "numpy" and attr in NUMPY_DENIED:
-            self.flag(node, f"'{path}' is not allowed (file I/O or native code)")
-        elif root == "logging" and attr in LOGGING_DENIED:
-            self.flag(node, f"'{path}' is not allowed (files or sockets)")
-        elif _private(attr):
-            self.flag(node, f"'{path}' is a private attribute of a module; use its public API")
-        else:
-            value = _resolve(path, self.allowed)
-            if not isinstance(value, ModuleType) or path in self.allowed:
-                return True
-            if value.__name__ in self.allowed:
-                return True
-            why = WHY.get(value.__name__.split(".")[0])
+    # -- names ---------------------------------------------------------------------------------
+    def visit_Name(self, node: ast.Name) -> None:
+        name, up = node.id, self._up(node)
+        if isinstance(node.ctx, ast.Store | ast.Del):
+            if _dunder(name):
+                self.flag(node, f"assigning the dunder name {name!r} is not allowed")
+            elif name in RESTRICTED_BUILTINS or name in self.modules:
+                self.flag(node, f"rebinding {name!r} is not allowed")
+            return
+        if _dunder(name) and name != "__name__":
+            self.flag(node, f"{name!r} is not allowed in a strategy (no dunder names)")
+        elif name in self.modules:
+            usable = isinstance(up, ast.Attribute) and up.value is node
+            if not usable and not self._getattr_target(node, up):
+                self.flag(
+                    node,
+                    f"the module {name!r} may only be used as {name}.name (not passed, stored, "
+                    "returned or aliased)",
+                )
+        elif name not in self.bound:
+            if name not in BUILTINS:
+                self.flag(node, f"{name!r} is not allowed in a strategy")
+            elif name in RESTRICTED_BUILTINS:
+                self._restricted(node, up)
+
+    def _getattr_target(self, node: ast.Name, up: ast.AST | None) -> bool:
+        return (
+            isinstance(up, ast.Call)
+            and isinstance(up.func, ast.Name)
+            and up.func.id in ("getattr", "hasattr")
+            and bool(up.args)
+            and up.args[0] is node
+        )
+
+    def _restricted(self, node: ast.Name, up: ast.AST | None) -> None:
+        called = isinstance(up, ast.Call) and up.func is node
+        if node.id in ("getattr", "hasattr"):
+            if not called:
+                self.flag(
+                    node,
+                    f"{node.id} may only be called directly, with a literal name (not aliased, "
+                    "passed or stored)",
+                )
+        elif node.id == "type":
+            assert up is None or isinstance(up, ast.AST)
+            one_arg = (
+                called
+                and isinstance(up, ast.Call)
+                and len(up.args) == 1
+                and not up.keywords
+                and not isinstance(up.args[0], ast.Starred)
+            )
+            if not (one_arg and isinstance(self._up(up), ast.Compare)):  # type: ignore[arg-type]
+                self.flag(
+                    node,
+                    "type() is allowed only as type(x) inside a comparison (no metaclasses, no "
+                    "three-argument type()); use isinstance()",
+                )
+        elif node.id == "super":
+            outer = self._up(up) if called else None  # type: ignore[arg-type]
+            if not (isinstance(outer, ast.Attribute) and outer.value is up):
+                self.flag(node, "super() may only be used as super().method(...)")
+
+    # -- attributes ----------------------------------------------------------------------------
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        attr, up = node.attr, self._up(node)
+        if _dunder(attr):
+            if not self._super_dunder_call(node, up):
+                self.flag(node, f"the dunder attribute '.{attr}' is not allowed")
+        elif attr in FRAME_ATTRIBUTES:
             self.flag(
                 node,
-                f"'{path}' is the module {value.__name__!r}, which strategies may not use"
-                + (f" ({why})" if why else ""),
+                f"'.{attr}' is not allowed (frames, code, generator and traceback internals)",
             )
-        return False
+        elif attr in ANY_DENIED:
+            self.flag(node, f"'.{attr}' is not allowed ({ANY_DENIED[attr]})")
+        elif attr in ("format", "format_map"):
+            self._format(node)
+        module = self._module_of(node.value)
+        if module is not None and not _dunder(attr):
+            if self._module_attribute(node, module, attr) and f"{module}.{attr}" in self.allowed:
+                # The attribute is itself a module: it may only be looked into further.
+                if not (isinstance(up, ast.Attribute) and up.value is node):
+                    self.flag(
+                        node,
+                        f"the module '{module}.{attr}' may only be used as "
+                        f"{module}.{attr}.name (not passed, stored, returned or aliased)",
+                    )
+        if isinstance(node.ctx, ast.Store | ast.Del):
+            self._library_write(node)
+        self.generic_visit(node)
 
-    def visit_Name(self, node: ast.Name) -> None:
-        if node.id in FORBIDDEN_NAMES:
-            self.flag(node, f"{node.id!r} is not allowed in a strategy")
-        self._uncalled_getter(node)
+    def _super_dunder_call(self, node: ast.Attribute, up: ast.AST | None) -> bool:
+        value = node.value
+        return (
+            node.attr in DUNDER_METHODS
+            and isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "super"
+            and isinstance(up, ast.Call)
+            and up.func is node
+        )
 
+    def _format(self, node: ast.Attribute) -> None:
+        receiver = node.value
+        if not (isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)):
+            self.flag(
+                node,
+                f".{node.attr}() is allowed only on a string literal (use an f-string)",
+            )
+            return
+        try:
+            fields = list(_format_fields(receiver.value))
+        except ValueError as exc:
+            self.flag(node, f"malformed format string for .{node.attr}(): {exc}")
+            return
+        for field in fields:
+            if "." in field or "[" in field:
+                self.flag(
+                    node,
+                    f"format field '{{{field}}}' reaches into an attribute or item; format "
+                    "plain values (use an f-string)",
+                )
+
+    def _library_write(self, node: ast.Attribute | ast.Subscript) -> None:
+        root = self._root(node.value, calls=True)
+        if root is not None:
+            self.flag(
+                node,
+                f"assigning to '{ast.unparse(node)}' (an attribute or item of a library module "
+                "or object) is not allowed",
+            )
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, ast.Store | ast.Del):
+            self._library_write(node)
+        self.generic_visit(node)
+
+    # -- calls, classes, functions, constants --------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Name) and func.id in LITERAL_REFLECTION:
-            name = node.args[1] if len(node.args) >= 2 else None
-            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-                self.flag(node, f"{func.id}() needs a literal attribute name (no dynamic lookup)")
-            elif name.value.startswith("__"):
-                self.flag(node, f"{func.id}() of the dunder {name.value!r} is not allowed")
-            else:
-                module = self._module_of(node.args[0]) if node.args else None
-                if module is not None:
-                    self._module_attribute(node, module, name.value)
-        getter = self._string_getter(func)
-        if getter is not None:
-            self.called.add(id(func))
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
-                if getter.endswith("methodcaller") and arg is not node.args[0]:
-                    continue  # methodcaller's later arguments are the call's, not names
-                literal = arg.value if isinstance(arg, ast.Constant) else None
-                if not isinstance(literal, str) or any(
-                    p.startswith("_") for p in literal.split(".")
-                ):
-                    self.flag(node, f"{getter}() needs literal, public attribute names")
+        if isinstance(func, ast.Name) and func.id in ("getattr", "hasattr"):
+            if func.id not in self.bound:
+                self._literal_getattr(node, func.id)
+        self.generic_visit(node)
+
+    def _literal_getattr(self, node: ast.Call, fn: str) -> None:
+        name = node.args[1] if len(node.args) >= 2 else None
+        shaped = not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
+        if not (shaped and isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            self.flag(node, f"{fn}() needs a literal attribute name (no dynamic lookup)")
+            return
+        attr = name.value
+        if _dunder(attr):
+            self.flag(node, f"{fn}() of the dunder {attr!r} is not allowed")
+        elif attr in FRAME_ATTRIBUTES:
+            self.flag(node, f"{fn}() of {attr!r} is not allowed (frames and code internals)")
+        elif attr in ANY_DENIED:
+            self.flag(node, f"{fn}() of {attr!r} is not allowed ({ANY_DENIED[attr]})")
+        else:
+            module = self._module_of(node.args[0])
+            if module is not None and self._module_attribute(node, module, attr):
+                if f"{module}.{attr}" in self.allowed:
+                    self.flag(node, f"{fn}() may not fetch the module '{module}.{attr}'")
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if node.keywords:
+            self.flag(node, "class keywords (metaclass=…) are not allowed")
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and _dunder(item.name):
+                if item.name not in DUNDER_METHODS:
+                    self.flag(item, f"defining {item.name}() is not allowed in a strategy")
+        self.generic_visit(node)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if _dunder(node.name) and not isinstance(self._up(node), ast.ClassDef):
+            self.flag(node, f"defining {node.name}() outside a class is not allowed")
+        self.generic_visit(node)
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and id(node) not in self.docstrings:
+            for found in _DUNDER.findall(node.value):
+                if found != "__main__":
+                    self.flag(
+                        node,
+                        f"the string {found!r} names a dunder (dunders are not reachable by "
+                        "name either)",
+                    )
                     break
-        self.generic_visit(node)
-
-    def _string_getter(self, node: ast.expr) -> str | None:
-        if isinstance(node, ast.Name):
-            return self.functions.get(node.id)
-        if isinstance(node, ast.Attribute):
-            module = self._module_of(node.value)
-            path = f"{module}.{node.attr}" if module else None
-            return path if path in STRING_GETTERS else None
-        return None
-
-    def _uncalled_getter(self, node: ast.expr) -> None:
-        getter = self._string_getter(node)
-        if getter is not None and id(node) not in self.called:
-            self.flag(node, f"{getter} may only be called directly, with literal names")
-
-    def _module_of(self, node: ast.expr) -> str | None:
-        if isinstance(node, ast.Name):
-            return self.modules.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self._module_of(node.value)
-            return f"{base}.{node.attr}" if base else None
-        return None
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        module = self._module_of(node.value)
-        if module is not None:
-            self._module_attribute(node, module, node.attr)
-        elif node.attr in ANY_DENIED:
-            self.flag(node, f"'.{node.attr}' is not allowed (file output)")
-        self._uncalled_getter(node)
-        if isinstance(node.ctx, ast.Store | ast.Del) and module is not None:
-            self.flag(
-                node, f"assigning to '{module}.{node.attr}' (a module attribute) is not allowed"
-            )
-        self.generic_visit(node)
 
 
 def _restricted_findings(source: str) -> Iterable[Finding]:
@@ -396,8 +537,21 @@ def _restricted_findings(source: str) -> Iterable[Finding]:
             yield Finding(0, error)
 
 
-def prefilter(source: str, *, allowed_imports: Iterable[str] | None = None) -> PrefilterResult:
-    """Check ``source`` against the strategy policy; ``ok`` means "worth a container"."""
+def _allowed(
+    allowed_imports: Iterable[str] | Mapping[str, Iterable[str]] | None,
+) -> dict[str, frozenset[str] | None]:
+    if allowed_imports is None:
+        return dict(ALLOWED)
+    if isinstance(allowed_imports, Mapping):
+        return {m: frozenset(a) for m, a in allowed_imports.items()}
+    # Names without their own lists: ours where we have one, else any public attribute.
+    return {m: ALLOWED.get(m) for m in allowed_imports}
+
+
+def prefilter(
+    source: str, *, allowed_imports: Iterable[str] | Mapping[str, Iterable[str]] | None = None
+) -> PrefilterResult:
+    """Check ``source`` against the strategy policy; ``ok`` means "worth a sandbox"."""
     if len(source) > MAX_CHARS:
         return PrefilterResult(
             (
@@ -410,7 +564,7 @@ def prefilter(source: str, *, allowed_imports: Iterable[str] | None = None) -> P
         tree = ast.parse(source)
     except SyntaxError as exc:
         return PrefilterResult((Finding(exc.lineno or 0, f"syntax error: {exc.msg}"),))
-    policy = _Policy(frozenset(allowed_imports) if allowed_imports else ALLOWED_IMPORTS)
+    policy = _Policy(tree, _allowed(allowed_imports))
     policy.visit(tree)
     findings: dict[tuple[int, str], Finding] = {}
     for finding in [*_restricted_findings(source), *policy.findings]:

@@ -10,7 +10,11 @@ the transport dead; the caller never sees docker-py or OS errors.
   by fast unit tests of trusted/fixture strategies.
 - ``DockerTransport`` (:mod:`harness.evox.docker_transport`) — the real boundary.
 
-Blocking channel I/O runs on one private thread per transport, so calls stay ordered.
+Blocking channel I/O runs on one private thread per transport, so calls stay ordered.  Two
+things happen beside that thread, from the judge's side: :attr:`Transport.meter` reads what the
+server costs from the kernel (see :mod:`harness.sandbox.usage`), and :meth:`Transport.kill`
+stops the server at once — the call waiting on the private thread then fails with the reason
+the judge gave, not as a crash.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from galapagos_sandbox.wire import WireError, encode_frame, read_frame, write_al
 from harness.core.errors import StrategyError
 from harness.sandbox import _runtime
 from harness.sandbox.hardening import minimal_env
+from harness.sandbox.usage import Meter, ProcMeter
 
 __all__ = ["Transport", "ThreadedTransport", "SubprocessTransport", "MAX_RESPONSE"]
 
@@ -46,10 +51,16 @@ class Transport(Protocol):
     """One strategy server.  ``call`` raises ``StrategyError`` (kind timeout/crash/oom/protocol)."""
 
     name: str
+    #: Resource readings of the running server, from outside it (None before ``start``).
+    meter: Meter | None
 
     async def start(self, deadline_s: float) -> None: ...
 
     async def call(self, request: dict[str, Any], deadline_s: float) -> dict[str, Any]: ...
+
+    async def kill(self, error: StrategyError) -> None:
+        """Stop the server now (from any task); a call in flight then raises ``error``."""
+        ...
 
     async def close(self) -> None: ...
 
@@ -62,6 +73,9 @@ class ThreadedTransport:
     def __init__(self) -> None:
         self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"galapagos-{self.name}")
         self.dead: StrategyError | None = None
+        self.meter: Meter | None = None
+        #: Set by :meth:`kill`: why the judge stopped the server (wins over what EOF suggests).
+        self.killed: StrategyError | None = None
         self._closed = False
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
@@ -83,7 +97,8 @@ class ThreadedTransport:
         except TimeoutError:
             self._kill_sync()
             raise self._die(
-                StrategyError(
+                self.killed
+                or StrategyError(
                     f"the strategy did not answer {request.get('op')!r} within its deadline",
                     kind="timeout",
                 )
@@ -91,12 +106,13 @@ class ThreadedTransport:
         except WireError as exc:
             self._kill_sync()
             raise self._die(
-                StrategyError(f"the strategy server broke the protocol: {exc}", kind="protocol")
+                self.killed
+                or StrategyError(f"the strategy server broke the protocol: {exc}", kind="protocol")
             ) from None
         except OSError:
             response = None
         if response is None:
-            raise self._die(self._death_sync())
+            raise self._die(self.killed or self._death_sync())
         if response.get("id") != request.get("id"):
             self._kill_sync()
             raise self._die(
@@ -107,6 +123,12 @@ class ThreadedTransport:
     def _die(self, error: StrategyError) -> StrategyError:
         self.dead = error
         return error
+
+    async def kill(self, error: StrategyError) -> None:
+        # Not on the private thread: that one is blocked in the call being stopped.
+        if self.killed is None:
+            self.killed = error
+        await asyncio.to_thread(self._kill_sync)
 
     async def close(self) -> None:
         if self._closed:
@@ -171,6 +193,7 @@ class SubprocessTransport(ThreadedTransport):
         )
         assert self.proc.stdin is not None
         os.set_blocking(self.proc.stdin.fileno(), False)
+        self.meter = ProcMeter(self.proc.pid, memory_limit=self.memory_mb << 20)
         try:
             ready = self._read(deadline)
         except (TimeoutError, WireError) as exc:

@@ -13,8 +13,8 @@ from pydantic import Field, field_validator
 
 from harness.core.validation import StrictModel
 from harness.evox.sandbox import ContainerLimits
+from harness.evox.valid import ValidConfig
 from harness.llm.offline.strategy_faults import FAULT_KINDS
-from strategy_tests import ValidConfig
 
 __all__ = [
     "ContainerSection",
@@ -77,6 +77,8 @@ class ValidSection(StrictModel):
     stress_every: int = Field(10, ge=1)
     max_call_s: float = Field(1.0, gt=0)
     max_rss_mb: int = Field(256, ge=16)
+    #: The whole validation of one strategy (sandbox start and removal included).
+    deadline_s: float = Field(180.0, ge=10)
     container: ContainerSection = ContainerSection(call_timeout_s=10.0)
 
     def config(self, seed: int) -> ValidConfig:
@@ -85,6 +87,7 @@ class ValidSection(StrictModel):
             stress_every=self.stress_every,
             max_call_s=self.max_call_s,
             max_rss_mb=self.max_rss_mb,
+            deadline_s=self.deadline_s,
             limits=self.container.limits(),
             seed=seed,
         )

@@ -6,9 +6,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.evox.sandbox import ContainerLimits, DockerStrategyFactory, LocalStrategyFactory
+from harness.evox.labels import default_labels
+from harness.evox.prefilter import prefilter
+from harness.evox.sandbox import (
+    ContainerLimits,
+    DockerStrategyFactory,
+    LocalStrategyFactory,
+    StrategyFactory,
+)
+from harness.evox.valid import ValidConfig
 from harness.sandbox.pytest_plugin import no_leaked_containers  # noqa: F401 (fixture)
-from strategy_tests import ValidConfig
+from strategy_tests import ValidationReport, validate, validate_source
 
 #: Valid(·) sized for tests: a 200-program stress, tight time and memory bounds.
 TEST_VALID = ValidConfig(
@@ -18,6 +26,31 @@ TEST_VALID = ValidConfig(
     max_rss_mb=100,
     limits=ContainerLimits(memory_mb=512, call_s=10.0, bulk_s=60.0),
 )
+
+
+async def valid(
+    source: str, factory: StrategyFactory, config: ValidConfig = TEST_VALID
+) -> ValidationReport:
+    """Valid(·) without the pre-filter, in sandboxes from ``factory``."""
+    return await validate(
+        source,
+        clients=lambda: factory.client(config.limits),
+        labels=default_labels(),
+        config=config,
+    )
+
+
+async def valid_source(
+    source: str, factory: StrategyFactory, config: ValidConfig = TEST_VALID
+) -> ValidationReport:
+    """The pre-filter, then Valid(·), as ``galapagos strategy validate`` runs them."""
+    return await validate_source(
+        source,
+        clients=lambda: factory.client(config.limits),
+        labels=default_labels(),
+        config=config,
+        gate=prefilter,
+    )
 
 
 @pytest.fixture

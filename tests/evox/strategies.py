@@ -115,6 +115,15 @@ FAILS_EXACTLY: dict[str, str] = {
         sample="if self._ballast is None and len(pool) > 150:\n"
         "    self._ballast = b'x' * (120 << 20)",
     ),
+    "threads": module(
+        imports="import threading",
+        init="self._idle = threading.Event()\nself._threads = []",
+        sample="if not self._threads and len(pool) > 150:\n"
+        "    for _ in range(8):\n"
+        "        t = threading.Thread(target=self._idle.wait, daemon=True)\n"
+        "        t.start()\n"
+        "        self._threads.append(t)",
+    ),
 }
 
 #: Raises in ``sample`` once it has seen ``{fuse}`` real (long) programs *after* it started

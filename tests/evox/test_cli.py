@@ -36,8 +36,8 @@ def test_a_passing_strategy_prints_every_check_and_exits_0(tmp_path: Path) -> No
     )
     assert result.exit_code == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    assert lines[-1] == "19 of 19 checks passed"
-    assert [line.split()[0] for line in lines[:-1]] == ["PASS"] * 19
+    assert lines[-1] == "20 of 20 checks passed"
+    assert [line.split()[0] for line in lines[:-1]] == ["PASS"] * 20
     assert "UNSAFE" not in result.stdout and "validating" in result.stderr
 
 
@@ -98,5 +98,5 @@ def test_checks_not_run_print_skip_like_task_check(tmp_path: Path) -> None:
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[0].startswith("FAIL prefilter")
-    assert sum(line.startswith("SKIP ") for line in lines) == 18
+    assert sum(line.startswith("SKIP ") for line in lines) == 19
     assert "SKIPPED" not in result.stdout

@@ -10,13 +10,11 @@ from pathlib import Path
 import docker
 import pytest
 
-from harness.evox.labels import default_labels
 from harness.evox.sandbox import DockerStrategyFactory
 from harness.llm.offline.strategy_faults import LATENT_FAULTS
 from harness.llm.offline.strategy_templates import random_variant, render
 from harness.sandbox import ownership
-from strategy_tests import validate_source
-from tests.evox.conftest import TEST_VALID
+from tests.evox.conftest import valid_source
 from tests.evox.fakes import OfflineChat, evox_run
 from tests.evox.strategies import GOOD
 
@@ -55,9 +53,7 @@ async def test_hostile_code_is_rejected_before_deployment(
     fault: str, docker_factory: DockerStrategyFactory
 ) -> None:
     code = render(random_variant(random.Random(fault)), fault)
-    report = await validate_source(
-        code, factory=docker_factory, labels=default_labels(), config=TEST_VALID
-    )
+    report = await valid_source(code, docker_factory)
     assert report.failure is not None and report.failure.name == GATE[fault]
     assert my_strategy_containers() == []
 

@@ -22,8 +22,7 @@ from harness.evox.labels import default_labels
 from harness.evox.sandbox import ContainerLimits, DockerStrategyFactory
 from harness.evox.seed import seed_source
 from harness.evox.strategies import RemoteStrategy
-from strategy_tests import validate_source
-from tests.evox.conftest import TEST_VALID
+from tests.evox.conftest import valid_source
 from tests.evox.strategies import module
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("no_leaked_containers")]
@@ -209,7 +208,5 @@ async def test_a_missed_deadline_kills_the_container(
 async def test_the_seed_strategy_passes_valid_in_docker(
     docker_factory: DockerStrategyFactory,
 ) -> None:
-    report = await validate_source(
-        seed_source(), factory=docker_factory, labels=default_labels(), config=TEST_VALID
-    )
+    report = await valid_source(seed_source(), docker_factory)
     assert report.passed, report.feedback()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.evox.allowlist import ALLOWED
 from harness.evox.prefilter import ALLOWED_IMPORTS, prefilter
 from harness.evox.seed import seed_source
 
@@ -48,7 +49,7 @@ class EvolvedProgramDatabase(ProgramDatabase):
         pool = list(self.programs.values())
         weights = np.array([self._helper(p) for p in pool]) + 1e-9
         parent = pool[int(np.random.choice(len(pool), p=weights / weights.sum()))]
-        print(type(self).__name__, len(pool))
+        print(self.name, len(pool), type(parent) is EvolvedProgram)
         return {"": parent}, {"": [p for p in pool if p.id != parent.id][:num_context_programs]}
 """
 
@@ -75,39 +76,59 @@ def test_the_seed_strategy_and_ordinary_llm_code_pass() -> None:
         ("f = open('/etc/passwd')\n", "'open' is not allowed"),
         ("m = __import__('os')\n", '"__import__" is an invalid variable name'),
         ("g = globals()\n", "'globals' is not allowed"),
-        ("setattr(x, 'a', 1)\n", "'setattr' is not allowed"),
-        ("v = getattr(x, name)\n", "getattr() needs a literal attribute name"),
-        ("v = getattr(x, '__class__')\n", "getattr() of the dunder '__class__'"),
+        ("x = 1\nsetattr(x, 'a', 1)\n", "'setattr' is not allowed"),
+        ("x = name = 1\nv = getattr(x, name)\n", "getattr() needs a literal attribute name"),
+        ("x = 1\nv = getattr(x, '__class__')\n", "getattr() of the dunder '__class__'"),
         ("c = ().__class__.__bases__\n", '"__class__" is an invalid attribute name'),
         ("b = __builtins__\n", "'__builtins__' is not allowed"),
-        ("import numpy as np\nnp.load('x.npy')\n", "'numpy.load' is not allowed"),
+        ("import numpy as np\nnp.load('x.npy')\n", "'numpy.load' is not allowed (file I/O"),
         ("import numpy\nnumpy.fromfile('f')\n", "'numpy.fromfile' is not allowed"),
-        ("import numpy as np\nf = np.ctypeslib\n", "'numpy.ctypeslib' is not allowed"),
+        ("import numpy as np\nf = np.ctypeslib.x\n", "'numpy.ctypeslib' is not allowed"),
         ("from numpy import memmap\n", "'numpy.memmap' is not allowed"),
-        ("import numpy as np\nnp.allclose = None\n", "assigning to 'numpy.allclose'"),
+        ("import numpy as np\nnp.allclose = None\n", "assigning to 'np.allclose'"),
         ("import random\nrandom.random = lambda: 0\n", "assigning to 'random.random'"),
-        ("a.tofile('x')\n", "'.tofile' is not allowed"),
+        ("a = 1\na.tofile('x')\n", "'.tofile' is not allowed"),
         ("import logging\nlogging.FileHandler('x')\n", "'logging.FileHandler' is not allowed"),
         ("def f(:\n", "syntax error"),
-        # What an allowed module leads to (resolved on the host): the review's bypasses.
-        ("import logging\nlogging.os.system('x')\n", "'logging.os' is the module 'os'"),
-        ("import dataclasses\nm = dataclasses.sys.modules\n", "'dataclasses.sys' is the module"),
+        # What an allowed module leads to: only the attributes on its list.
+        ("import logging\nlogging.os.system('x')\n", "'logging.os' is not allowed"),
+        ("import dataclasses\nm = dataclasses.sys.modules\n", "'dataclasses.sys' is not allowed"),
         ("import random\ne = random._os.environ\n", "'random._os' is a private attribute"),
-        ("import collections\nm = collections._sys\n", "'collections._sys' is a private"),
+        ("import collections\nm = collections._sys.x\n", "'collections._sys' is a private"),
         ("from random import _os\n", "'random._os' is a private attribute"),
         ("from logging import FileHandler\n", "'logging.FileHandler' is not allowed"),
-        ("from typing import sys\n", "'typing.sys' is the module 'sys'"),
+        ("from typing import sys\n", "'typing.sys' is not allowed"),
         ("from math import *\n", "'from math import *' is not allowed"),
         ("import numpy as np\nf = getattr(np, 'fromfile')\n", "'numpy.fromfile' is not allowed"),
-        ("import logging\nm = getattr(logging, 'os')\n", "'logging.os' is the module 'os'"),
-        ("import numpy as np\nc = np.core\n", "'numpy.core' is the module"),
-        (
-            "import operator\ng = operator.attrgetter('__globals__')(f)\n",
-            "operator.attrgetter() needs literal, public attribute names",
-        ),
-        ("import operator\ng = operator.attrgetter(name)\n", "needs literal, public"),
-        ("from operator import methodcaller\nm = methodcaller('_x')\n", "needs literal, public"),
-        ("from operator import attrgetter as a\nget = a\n", "may only be called directly"),
+        ("import logging\nm = getattr(logging, 'os')\n", "'logging.os' is not allowed"),
+        ("import numpy as np\nc = np.core.x\n", "'numpy.core' is not allowed"),
+        ("import numpy as np\nr = np.random\n", "the module 'numpy.random' may only be used"),
+        ("import copy\nc = copy\n", "the module 'copy' may only be used as copy.name"),
+        ("import numpy as np\nm = getattr(np, 'random')\n", "may not fetch the module"),
+        ("import operator\ng = operator.attrgetter('x')\n", "string-keyed attribute access"),
+        ("from operator import methodcaller\n", "'operator.methodcaller' is not allowed"),
+        ("import typing\nh = typing.get_type_hints\n", "evaluates strings as code"),
+        ("import logging\nf = logging.currentframe()\n", "'logging.currentframe' is not allowed"),
+        ("g = getattr\n", "getattr may only be called directly"),
+        ("import functools\nf = functools.partial(getattr)\n", "may only be called directly"),
+        ("x = 1\nf = x.gi_frame\n", "'.gi_frame' is not allowed (frames"),
+        ("x = 1\nf = x.f_back.f_globals\n", "'.f_globals' is not allowed"),
+        ("x = 1\nt = x.tb_frame\n", "'.tb_frame' is not allowed"),
+        ("x = 1\nt = getattr(x, 'f_builtins')\n", "getattr() of 'f_builtins' is not allowed"),
+        ("f = 1\ns = '{0.__globals__}'.format(f)\n", "format field '{0.__globals__}'"),
+        ("d = {}\ns = '{x[k]}'.format_map(d)\n", "format field '{x[k]}'"),
+        ("t = '{}'\ns = t.format(1)\n", ".format() is allowed only on a string literal"),
+        ("s = str.format('{}', 1)\n", ".format() is allowed only on a string literal"),
+        ("class M(type):\n    pass\n", "type() is allowed only as type(x) inside a comparison"),
+        ("X = type('X', (), {})\n", "no three-argument type()"),
+        ("M = 1\nclass A(metaclass=M):\n    pass\n", "class keywords (metaclass=…)"),
+        ("k = {'__call__': 1}\n", "the string '__call__' names a dunder"),
+        ("class A:\n    def __getattr__(self, n):\n        return 1\n", "defining __getattr__()"),
+        ("s = super()\n", "super() may only be used as super().method(...)"),
+        ("x = 1\ny = x.__name__\n", "the dunder attribute '.__name__' is not allowed"),
+        ("__slots__ = ()\n", "assigning the dunder name '__slots__'"),
+        ("from skydiscover.search.base_database import Program\nProgram.x = 1\n", "assigning to"),
+        ("import numpy as np\nnp.random.seed = print\n", "assigning to 'np.random.seed'"),
     ],
 )
 def test_each_rule_rejects_with_a_readable_reason(source: str, expected: str) -> None:
@@ -126,14 +147,22 @@ def test_reasons_carry_line_numbers() -> None:
 def test_single_underscore_names_are_allowed_but_not_dunders() -> None:
     assert prefilter("class A:\n    def _h(self):\n        self._c = 1\n        _tmp = 2\n").ok
     assert not prefilter("class A:\n    def f(self):\n        return self.__dict__\n").ok
-    assert not prefilter("x = y.__globals__\n").ok
+    assert not prefilter("y = 1\nx = y.__globals__\n").ok
+    # The reference's seed: logging.getLogger(__name__); super().__init__ in __init__.
+    assert prefilter("import logging\nlog = logging.getLogger(__name__)\n").ok
+    assert prefilter(
+        "class A(object):\n    def __init__(self):\n        super().__init__()\n"
+        "    def __repr__(self):\n        return 'A'\n"
+    ).ok
+    assert prefilter('"""Docs may say __init__."""\nif __name__ == "__main__":\n    pass\n').ok
 
 
 def test_annotated_and_augmented_assignments_pass() -> None:
     source = (
-        "class A:\n    def f(self):\n        n: int = 0\n        self.n += 1\n        d[k] += 1\n"
+        "class A:\n    def f(self, d, k):\n        n: int = 0\n        self.n += 1\n"
+        "        d[k] += 1\n"
     )
-    assert prefilter(source).ok
+    assert prefilter(source).ok, prefilter(source).reason()
 
 
 def test_imports_are_limited_to_the_allow_list() -> None:
@@ -152,12 +181,41 @@ def test_oversized_sources_are_refused_without_parsing() -> None:
 
 def test_public_module_api_and_literal_getters_pass() -> None:
     source = (
-        "import collections\nimport numpy as np\nimport operator\n"
-        "from operator import attrgetter, itemgetter\n"
+        "import collections\nimport numpy as np\nfrom operator import itemgetter\n"
+        "from numpy import random as npr\nfrom collections import abc\n"
         "rng = np.random.default_rng(0)\nv = np.linalg.norm(np.ones(2))\n"
-        "m = collections.abc.Mapping\nd = collections.defaultdict(list)\n"
-        "key = attrgetter('score', 'meta.iteration')\nk2 = itemgetter(0)\n"
-        "call = operator.methodcaller('get', '__not_a_name__')\n"
-        "e = getattr(np, 'pi')\n"
+        "m = collections.abc.Mapping\nd = collections.defaultdict(list)\nk2 = itemgetter(0)\n"
+        "e = getattr(np, 'pi')\nh = hasattr(d, 'items')\nnpr.seed(1)\nM = abc.Mapping\n"
+        "same = type(d) is type(m)\ns = '{0} {name:>4}'.format(1, name='x')\n"
+        "t = f'{v:.2f} {d!r}'\n"
     )
     assert prefilter(source).ok, prefilter(source).reason()
+
+
+@pytest.mark.parametrize("module", sorted(m for m in ALLOWED if not m.startswith("skydiscover")))
+def test_every_allowed_attribute_exists_and_is_no_unlisted_module(module: str) -> None:
+    """The allow-list names real things, and none of them opens a module that is not listed."""
+    import importlib
+    import types
+
+    if module == "__future__":
+        return
+    found = importlib.import_module(module)
+    for attr in sorted(ALLOWED[module]):
+        assert hasattr(found, attr), f"{module}.{attr} does not exist"
+        value = getattr(found, attr)
+        if isinstance(value, types.ModuleType):
+            assert f"{module}.{attr}" in ALLOWED, f"{module}.{attr} is an unlisted module"
+
+
+def test_the_skydiscover_names_exist_in_the_shims(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from harness.sandbox import _runtime
+
+    monkeypatch.syspath_prepend(str(_runtime.COMPAT_DIR))
+    for module in ("skydiscover.search.base_database", "skydiscover.search.database_config"):
+        found = importlib.import_module(module)
+        assert all(hasattr(found, attr) for attr in ALLOWED[module]), module
+    config = ALLOWED["skydiscover.config"]  # the server aliases it to database_config
+    assert config == ALLOWED["skydiscover.search.database_config"]

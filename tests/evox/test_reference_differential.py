@@ -15,12 +15,10 @@ from typing import Any
 
 import pytest
 
-from harness.evox.labels import default_labels
 from harness.evox.records import Answer
 from harness.evox.scoring import window_score
 from harness.evox.strategies import SeedStrategy
-from strategy_tests import validate
-from tests.evox.conftest import TEST_VALID
+from tests.evox.conftest import valid
 from tests.evox.strategies import BOUNDARY
 from tests.evox.test_chain import program
 from tests.oracles import cases
@@ -88,7 +86,7 @@ REFERENCE_CHECKS = {
 async def our_check(source: str, factory: Any) -> str | None:
     """The reference check our Valid(·) fails on ``source`` (None: passes them all; checks
     that only we run do not count)."""
-    report = await validate(source, factory=factory, labels=default_labels(), config=TEST_VALID)
+    report = await valid(source, factory)
     failed = report.failure
     return failed.name if failed is not None and failed.name in REFERENCE_CHECKS else None
 
@@ -165,7 +163,5 @@ async def test_the_reference_seed_strategy_passes_valid_unchanged(
     )
     source = Path(path).read_text()
     assert "random_seed" in source  # what this test is about
-    report = await validate(
-        source, factory=local_factory, labels=default_labels(), config=TEST_VALID
-    )
+    report = await valid(source, local_factory)
     assert report.passed, report.failure

@@ -7,7 +7,6 @@ import random
 import pytest
 
 from harness.evox.history import StrategyRecord
-from harness.evox.labels import default_labels
 from harness.evox.meta import MARKER, build_prompt, read_strategy
 from harness.evox.prefilter import prefilter
 from harness.evox.sandbox import LocalStrategyFactory
@@ -22,8 +21,7 @@ from harness.llm.offline.strategy_faults import (
 )
 from harness.llm.offline.strategy_responder import STRATEGY_MARKER, answer_strategy
 from harness.llm.offline.strategy_templates import parse_variant, random_variant, render
-from strategy_tests import validate_source
-from tests.evox.conftest import TEST_VALID
+from tests.evox.conftest import valid_source
 
 GATES = {
     "read_env": "prefilter",
@@ -86,9 +84,7 @@ async def test_well_formed_answers_pass_the_prefilter_and_valid(
         )
         code = read_strategy(answer)
         assert code is not None
-        report = await validate_source(
-            code, factory=local_factory, labels=default_labels(), config=TEST_VALID
-        )
+        report = await valid_source(code, local_factory)
         assert report.passed, report.feedback()
 
 
@@ -118,9 +114,7 @@ async def test_each_hostile_kind_meets_its_gate(
     fault: str, local_factory: LocalStrategyFactory
 ) -> None:
     code = render(random_variant(random.Random(fault)), fault, fuse=2)
-    report = await validate_source(
-        code, factory=local_factory, labels=default_labels(), config=TEST_VALID
-    )
+    report = await valid_source(code, local_factory)
     if fault in LATENT_FAULTS:
         assert report.passed, report.feedback()  # only the fallback chain can catch it
     else:

@@ -4,25 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from harness.evox.labels import default_labels
 from harness.evox.sandbox import LocalStrategyFactory
 from harness.evox.seed import seed_source
-from strategy_tests import CHECK_NAMES, validate, validate_source
-from tests.evox.conftest import TEST_VALID
-from tests.evox.strategies import FAILS_EXACTLY, GOOD
+from strategy_tests import CHECK_NAMES
+from tests.evox.conftest import TEST_VALID, valid, valid_source
+from tests.evox.strategies import FAILS_EXACTLY, GOOD, module
 
 
 async def test_the_seed_strategy_passes_every_check(local_factory: LocalStrategyFactory) -> None:
-    report = await validate_source(
-        seed_source(), factory=local_factory, labels=default_labels(), config=TEST_VALID
-    )
+    report = await valid_source(seed_source(), local_factory)
     assert [c.name for c in report.checks] == list(CHECK_NAMES)
     assert report.passed, report.feedback()
     assert report.feedback() == ""
 
 
 async def test_a_plain_well_behaved_strategy_passes(local_factory: LocalStrategyFactory) -> None:
-    report = await validate(GOOD, factory=local_factory, labels=default_labels(), config=TEST_VALID)
+    report = await valid(GOOD, local_factory)
     assert report.passed, report.feedback()
 
 
@@ -34,15 +31,22 @@ def test_every_check_has_a_strategy_that_fails_it() -> None:
 async def test_each_strategy_fails_exactly_its_check(
     check: str, local_factory: LocalStrategyFactory
 ) -> None:
-    report = await validate(
-        FAILS_EXACTLY[check], factory=local_factory, labels=default_labels(), config=TEST_VALID
-    )
-    statuses = {c.name: c.status for c in report.checks}
-    order = [c.name for c in report.checks]
+    report = await valid(FAILS_EXACTLY[check], local_factory)
     failed = report.failure
     assert failed is not None and failed.name == check, report.to_dict()
-    assert all(statuses[name] == "pass" for name in order[: order.index(check)])
-    assert all(statuses[name] == "skipped" for name in order[order.index(check) + 1 :])
+    # A bound the judge enforces on every call (call_time, memory, threads) stops the check
+    # that was running, which names it as its cause; every other check passed before, or is
+    # skipped after.
+    first = next(c for c in report.checks if c.status == "fail")
+    assert first.name == check or first.cause == check, report.to_dict()
+    order = [c.name for c in report.checks]
+    for c in report.checks:
+        if c.name in (first.name, check):
+            assert c.status == "fail"
+        elif order.index(c.name) < order.index(first.name):
+            assert c.status == "pass", report.to_dict()
+        else:
+            assert c.status == "skipped", report.to_dict()
     assert f"'{check}'" in report.feedback()
 
 
@@ -56,9 +60,7 @@ async def test_the_prefilter_stops_a_strategy_before_any_sandbox_starts() -> Non
         def close(self) -> None:
             return None
 
-    report = await validate_source(
-        "import os\n" + GOOD, factory=NoSandbox(), labels=default_labels(), config=TEST_VALID
-    )
+    report = await valid_source("import os\n" + GOOD, NoSandbox())
     assert report.failure is not None and report.failure.name == "prefilter"
     assert "import of 'os'" in report.feedback()
     assert {c.status for c in report.checks[1:]} == {"skipped"}
@@ -67,25 +69,31 @@ async def test_the_prefilter_stops_a_strategy_before_any_sandbox_starts() -> Non
 async def test_the_migration_failure_explains_the_isinstance_trap(
     local_factory: LocalStrategyFactory,
 ) -> None:
-    report = await validate(
-        FAILS_EXACTLY["migration"],
-        factory=local_factory,
-        labels=default_labels(),
-        config=TEST_VALID,
-    )
+    report = await valid(FAILS_EXACTLY["migration"], local_factory)
     assert "isinstance(p, EvolvedProgram)" in report.feedback()
 
 
-async def test_a_hanging_strategy_fails_on_the_deadline(
+async def test_a_spinning_call_is_stopped_by_the_cpu_limit_at_its_first_call(
+    local_factory: LocalStrategyFactory,
+) -> None:
+    spin = GOOD.replace("        self._n += 1\n", "        while True:\n            pass\n", 1)
+    report = await valid(spin, local_factory)
+    assert report.failure is not None and report.failure.name == "call_time"
+    stopped = report.check("bulk_add_sample")  # the first sample() ever made
+    assert stopped.status == "fail" and stopped.cause == "call_time"
+    assert "sample() used" in report.failure.detail and "was stopped" in report.failure.detail
+
+
+async def test_a_call_that_blocks_without_cpu_fails_on_the_deadline(
     local_factory: LocalStrategyFactory,
 ) -> None:
     from dataclasses import replace
 
     from harness.evox.sandbox import ContainerLimits
 
-    hang = GOOD.replace("        self._n += 1\n", "        while True:\n            pass\n", 1)
+    block = module(imports="import time", sample="time.sleep(60)")
     config = replace(TEST_VALID, limits=ContainerLimits(call_s=1.0))
-    report = await validate(hang, factory=local_factory, labels=default_labels(), config=config)
+    report = await valid(block, local_factory, config)
     assert report.failure is not None and report.failure.name == "bulk_add_sample"
     assert "timeout" in report.failure.detail
 
@@ -94,9 +102,7 @@ async def test_a_strategy_without_sample_fails_structure_naming_the_method(
     local_factory: LocalStrategyFactory,
 ) -> None:
     renamed = GOOD.replace("def sample(self,", "def sampleX(self,")
-    report = await validate(
-        renamed, factory=local_factory, labels=default_labels(), config=TEST_VALID
-    )
+    report = await valid(renamed, local_factory)
     failed = report.failure
     assert failed is not None and failed.name == "structure", report.to_dict()
     assert "sample" in failed.detail and "abstract" in failed.detail

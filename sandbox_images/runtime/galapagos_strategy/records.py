@@ -14,8 +14,8 @@ __all__ = [
     "InvalidAnswer",
     "label_text",
     "label_token",
-    "metric_issues",
     "normalize_answer",
+    "plain_metrics",
     "to_program",
 ]
 
@@ -73,26 +73,19 @@ def to_program(record: dict[str, Any], cls: type, labels: dict[str, str]) -> Any
     )
 
 
-def metric_issues(original: dict[str, Any], seen: Any, where: str, pid: str) -> list[str]:
-    """Every original metric must still be there with the same value (numbers within 1e-10)."""
-    if not isinstance(seen, dict):
-        return [f"{where}: metrics of {pid!r} are a {type(seen).__name__}, not a dict"]
-    issues = []
-    for key, value in original.items():
-        if key not in seen:
-            issues.append(f"{where}: metric {key!r} of {pid!r} was deleted")
-            continue
-        now = seen[key]
-        if isinstance(value, (int, float)) and isinstance(now, (int, float)):
-            changed = abs(float(value) - float(now)) > 1e-10  # NaN compares as unchanged
-        else:
-            try:
-                changed = bool(value != now)
-            except Exception:  # noqa: BLE001 - a strategy-made object with a broken __ne__
-                changed = True
-        if changed:
-            issues.append(f"{where}: metric {key!r} of {pid!r} changed from {value!r} to {now!r}")
-    return issues
+def _plain(value: Any) -> Any:
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    return {"repr": repr(value)[:_LABEL_SHOWN], "type": type(value).__name__}
+
+
+def plain_metrics(metrics: Any) -> dict[str, Any]:
+    """Metrics as the strategy holds them, in a form the wire carries: ``{"type": "dict",
+    "items": {...}}`` with plain scalars as they are and anything else as ``{"repr", "type"}``;
+    a non-dict as ``{"repr", "type"}`` alone.  Observations only: the host judges them."""
+    if type(metrics) is not dict:
+        return {"repr": repr(metrics)[:_LABEL_SHOWN], "type": type(metrics).__name__}
+    return {"type": "dict", "items": {str(k): _plain(v) for k, v in metrics.items()}}
 
 
 def _program_id(obj: Any, program_cls: type, where: str) -> str:

@@ -67,8 +67,6 @@ def dispatch(session: Session, op: str, args: dict[str, Any]) -> Any:
     if op == "drop":
         session.drop(args.get("handle", "main"))
         return None
-    if op == "stats":
-        return session.stats()
     if op == "ping":
         return "pong"
     raise UnknownOp(f"unknown operation {op!r}")

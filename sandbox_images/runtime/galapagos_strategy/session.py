@@ -5,22 +5,23 @@ A :class:`Session` holds one strategy module and any number of named instances o
 operation takes and returns plain data.  Exceptions raised by strategy code propagate to the
 caller (the server turns them into error responses); :class:`LoadError` means the module
 cannot be a strategy at all.
+
+This code shares its process with the strategy, so it judges nothing: it reports what it
+observes (ids, the metrics the strategy holds) and the host compares them with its own copies
+of what it sent; time, memory and threads are read by the host from the kernel.
 """
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import inspect
 import random
-import resource
 import sys
-import time
 import types
 import typing
 from typing import Any
 
-from galapagos_strategy.records import metric_issues, normalize_answer, to_program
+from galapagos_strategy.records import normalize_answer, plain_metrics, to_program
 
 __all__ = ["LoadError", "Session"]
 
@@ -99,8 +100,6 @@ class Session:
         self.seed = 0
         self.labels: dict[str, str] = {"diverge": "", "refine": ""}
         self.instances: dict[str, Any] = {}
-        #: handle → id → metrics as sent by the host (what "unchanged" is checked against).
-        self.originals: dict[str, dict[str, dict[str, Any]]] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------
     def load(self, source: str, labels: dict[str, str], seed: int) -> dict[str, Any]:
@@ -160,11 +159,9 @@ class Session:
 
         db.add = add
         self.instances[handle] = db
-        self.originals[handle] = {}
 
     def drop(self, handle: str) -> None:
         self.instances.pop(handle, None)
-        self.originals.pop(handle, None)
 
     def _db(self, handle: str) -> Any:
         try:
@@ -176,96 +173,59 @@ class Session:
     def add(
         self, handle: str, records: list[dict[str, Any]], *, base: bool = False, check: bool = False
     ) -> dict[str, Any]:
+        """Add each record; ``ids`` are what ``add`` returned.  With ``check``, also what the
+        strategy holds afterwards (``observed``: the stored program's and the given object's
+        metrics) — plain observations, judged on the host against its own copies."""
         db = self._db(handle)
         assert self.module is not None
         cls = self.base.Program if base else self.module.EvolvedProgram
-        ids, issues, elapsed = [], [], 0.0
+        ids: list[str] = []
+        observed: list[dict[str, Any]] = []
         for record in records:
             program = to_program(record, cls, self.labels)
             pid = program.id
-            original = copy.deepcopy(record.get("metrics") or {})
-            self.originals[handle][pid] = original
-            started = time.perf_counter()
             returned = db.add(program, iteration=record.get("iteration_found"))
-            elapsed = max(elapsed, time.perf_counter() - started)
             if record.get("iteration_found") == 0 and db.initial_program_id is None:
                 db.initial_program_id = pid
-                db.initial_program_score = self.base.get_score(original)
+                db.initial_program_score = self.base.get_score(record.get("metrics") or {})
             ids.append(returned if isinstance(returned, str) else repr(returned)[:200])
             if check:
-                issues += self._add_issues(db, pid, returned, original, program)
-        return {"ids": ids, "issues": issues, "elapsed": elapsed}
-
-    def _add_issues(
-        self, db: Any, pid: str, returned: Any, original: dict[str, Any], program: Any
-    ) -> list[str]:
-        if not (isinstance(returned, str) and returned == pid):
-            return [f"add() returned {returned!r}, expected the program's id {pid!r}"]
-        stored = db.get(pid)
-        if stored is None:
-            return [f"get({pid!r}) found nothing right after add()"]
-        return metric_issues(original, stored.metrics, "add() (stored)", pid) + metric_issues(
-            original, program.metrics, "add() (original object)", pid
-        )
+                stored = db.get(pid)
+                observed.append(
+                    {
+                        "stored": None if stored is None else plain_metrics(stored.metrics),
+                        "given": plain_metrics(program.metrics),
+                    }
+                )
+        return {"ids": ids, "observed": observed} if check else {"ids": ids}
 
     def sample(self, handle: str, k: int | None, *, check: bool = False) -> dict[str, Any]:
+        """The answer as label tokens and ids; with ``check``, what each returned program
+        looks like (``observed``: returned and stored metrics, membership of self.programs)."""
         db = self._db(handle)
-        started = time.perf_counter()
         result = db.sample(k)
-        elapsed = time.perf_counter() - started
         parent, context, objects = normalize_answer(result, self.base.Program, self.labels)
-        issues = self._sample_issues(handle, db, objects) if check else []
-        return {
-            "parent": list(parent),
-            "context": [list(c) for c in context],
-            "issues": issues,
-            "elapsed": elapsed,
-        }
+        answer: dict[str, Any] = {"parent": list(parent), "context": [list(c) for c in context]}
+        if check:
+            answer["observed"] = [self._observe(db, obj) for obj in objects]
+        return answer
 
-    def _sample_issues(self, handle: str, db: Any, objects: list[Any]) -> list[str]:
-        issues = []
-        for i, obj in enumerate(objects):
-            role = "parent" if i == 0 else "context program"
-            pid = obj.id
-            if pid not in db.programs:
-                issues.append(f"the {role} {pid!r} is not in self.programs")
-            stored = db.get(pid)
-            if stored is None:
-                issues.append(f"get({pid!r}) finds no {role} with that id")
-            original = self.originals[handle].get(pid)
-            if original is None:
-                issues.append(f"the {role} {pid!r} was never added (fabricated program)")
-                continue
-            issues += metric_issues(original, obj.metrics, f"sample() ({role} returned)", pid)
-            if stored is not None:
-                issues += metric_issues(original, stored.metrics, f"sample() ({role} stored)", pid)
-        return issues
+    def _observe(self, db: Any, obj: Any) -> dict[str, Any]:
+        stored = db.get(obj.id)
+        return {
+            "id": obj.id,
+            "member": obj.id in db.programs,
+            "returned": plain_metrics(obj.metrics),
+            "stored": None if stored is None else plain_metrics(stored.metrics),
+        }
 
     # -- probes ------------------------------------------------------------------------------
     def count(self, handle: str) -> int:
         return len(self._db(handle).programs)
 
     def get(self, handle: str, pid: str) -> dict[str, Any]:
-        db = self._db(handle)
-        stored = db.get(pid)
-        original = self.originals.get(handle, {}).get(pid)
-        issues = (
-            []
-            if stored is None or original is None
-            else metric_issues(original, stored.metrics, "get()", pid)
-        )
-        return {"found": stored is not None, "issues": issues}
-
-    @staticmethod
-    def stats() -> dict[str, Any]:
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        peak = usage.ru_maxrss
-        # ru_maxrss survives exec (a child of a big parent starts "big"); VmHWM is this image's.
-        try:
-            with open("/proc/self/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        peak = int(line.split()[1])
-        except (OSError, ValueError):
-            pass
-        return {"max_rss_kb": peak, "cpu_s": usage.ru_utime + usage.ru_stime}
+        stored = self._db(handle).get(pid)
+        return {
+            "found": stored is not None,
+            "metrics": None if stored is None else plain_metrics(stored.metrics),
+        }
