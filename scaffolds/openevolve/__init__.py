@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from harness.core.blocks import BlockSpec, BuildContext
 from scaffolds.openevolve.population import MapElitesIslandsConfig, MapElitesIslandsPopulation
+from scaffolds.openevolve.prompt import OpenEvolvePromptBuilder, OpenEvolvePromptConfig
 from scaffolds.openevolve.selection import ThreeTierConfig, ThreeTierPolicy
 
 __all__ = ["BLOCKS"]
@@ -21,6 +22,17 @@ def _selection(cfg: ThreeTierConfig, ctx: BuildContext) -> ThreeTierPolicy:
     population = ctx.built["population"]
     assert isinstance(population, MapElitesIslandsPopulation)  # the composition check ensures it
     return ThreeTierPolicy(ctx.rng("selection_policy"), cfg, population)
+
+
+def _prompt(cfg: OpenEvolvePromptConfig, ctx: BuildContext) -> OpenEvolvePromptBuilder:
+    population = ctx.built["population"]
+    assert isinstance(population, MapElitesIslandsPopulation)  # the composition check ensures it
+    policy = ctx.built.get("selection_policy")
+    sizes = policy.config if isinstance(policy, ThreeTierPolicy) else ThreeTierConfig()
+    # The card reuses num_inspirations as the prompt's num_top_programs.
+    return OpenEvolvePromptBuilder(
+        cfg, population, num_top=sizes.num_inspirations, num_diverse=sizes.num_diverse
+    )
 
 
 BLOCKS: tuple[BlockSpec, ...] = (
@@ -41,6 +53,17 @@ BLOCKS: tuple[BlockSpec, ...] = (
         "tiers; inspirations from the island's best, top, nearby cells and random fill.",
         build=_selection,
         config=ThreeTierConfig,
+        requires={"population": frozenset({"map_elites"})},
+        source=__name__,
+    ),
+    BlockSpec(
+        slot="prompt",
+        name="openevolve_template",
+        summary="OpenEvolve's diff prompt: fitness, feature coordinates and focus areas, the "
+        "parent's execution output, previous attempts, top, diverse and inspiration programs "
+        "of its island, the current program, the SEARCH/REPLACE task.",
+        build=_prompt,
+        config=OpenEvolvePromptConfig,
         requires={"population": frozenset({"map_elites"})},
         source=__name__,
     ),

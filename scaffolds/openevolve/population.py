@@ -48,6 +48,7 @@ BUILTIN_FEATURES = ("complexity", "diversity", "score")
 
 
 class MapElitesIslandsConfig(StrictModel):
+    #: Islands, each with its own grid; a child joins the island it was sampled from.
     num_islands: int = Field(5, ge=1, le=1000)
     #: Global elite archive capacity; also floors ``feature_bins`` (bins^dims >= archive).
     archive_size: int = Field(100, ge=1)
