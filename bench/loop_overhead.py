@@ -74,6 +74,9 @@ def measure(name: str, size: int, iterations: int, workdir: Path) -> list[float]
     if name == "evox":
         # Strategy switches are LLM-bound: keep them out of the loop's own overhead.
         flags["memory"] = {"switch_interval": 10 * total}
+    if name == "openevolve":
+        # Hold every program (the card's cap of 1,000 would evict the 10k down to 1k).
+        flags["population"] = {"population_size": total}
     spec, config = load_config(name, flags=flags)
     evaluator = InstantEvaluator(seed=size)
     scaffold = build_scaffold(spec, config, BuildEnv(seed=0, evaluator=evaluator))
@@ -98,6 +101,7 @@ def measure(name: str, size: int, iterations: int, workdir: Path) -> list[float]
             iteration=i,
             metrics={"combined_score": score},
             score=score,
+            metadata={"island": i % 5},  # spread over islands (read by island populations)
         )
         scaffold.population.add(program)
         prefill.append(program)

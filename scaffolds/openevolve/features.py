@@ -21,6 +21,8 @@ __all__ = ["FeatureScaler", "fast_diversity", "fitness", "numeric_mean"]
 
 
 def _number(value: Any) -> float | None:
+    if type(value) is float:  # the common case, without the isinstance chain
+        return None if value != value else value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     f = float(value)
@@ -39,6 +41,8 @@ def fitness(metrics: Mapping[str, Any], feature_dimensions: Sequence[str] = ()) 
         return 0.0
     if "combined_score" in metrics:
         value = metrics["combined_score"]
+        if type(value) is float:
+            return value
         if isinstance(value, (numbers.Real, str)):
             try:
                 return float(value)

@@ -116,6 +116,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._reference: list[str] = []  # ids of the programs whose code is the reference set
         self._reference_code: list[str] = []
         self._diversity: dict[str, tuple[float, str]] = {}  # code digest -> (value, program id)
+        self._frozen: dict[str, float] = {}  # code digest -> value against the full reference
         self._events: list[tuple[str, dict[str, Any]]] = []
 
     # -- the population contract -------------------------------------------------------------
@@ -361,11 +362,19 @@ class MapElitesIslandsPopulation(BasePopulation):
         cached = self._diversity.get(digest)
         if cached is not None:
             return cached[0]
-        if len(self._reference) < self.config.diversity_reference_size:
+        full = len(self._reference) >= self.config.diversity_reference_size
+        if not full:
             self._refresh_reference()
-        code = program.code
-        scores = [fast_diversity(code, ref) for ref in self._reference_code if ref != code]
-        value = sum(scores) / len(scores) if scores else 0.0
+        # Once full, the reference set never changes again, so a value computed against it is
+        # a function of the code alone: remembered beyond the 1,000-entry cache (whose contents
+        # and order, which decide the values computed earlier, stay the reference's).
+        value = self._frozen.get(digest) if full else None
+        if value is None:
+            code = program.code
+            scores = [fast_diversity(code, ref) for ref in self._reference_code if ref != code]
+            value = sum(scores) / len(scores) if scores else 0.0
+            if len(self._reference) >= self.config.diversity_reference_size:
+                self._frozen[digest] = value
         if len(self._diversity) >= DIVERSITY_CACHE_SIZE:
             del self._diversity[next(iter(self._diversity))]
         self._diversity[digest] = (value, program.id)
@@ -474,4 +483,5 @@ class MapElitesIslandsPopulation(BasePopulation):
             _digest(programs[pid].code): (float(value), pid) for pid, value in state["diversity"]
         }
         rng_from_state(self.rng, state["rng"])
+        self._frozen.clear()
         self._events.clear()
