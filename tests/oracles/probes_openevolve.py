@@ -185,3 +185,28 @@ def sample_frequencies(draws: int, seed: int, island: int, n: int) -> dict[str, 
         tiers[seen[0]] = tiers.get(seen[0], 0) + 1
         parents[parent.id] = parents.get(parent.id, 0) + 1
     return {"tiers": tiers, "parents": parents, "island": sorted(db.islands[island])}
+
+
+def cascade(evaluator_file: str, thresholds: list[float], programs: list[str]) -> list[Any]:
+    """The reference's ``Evaluator._cascade_evaluate`` on each program: its metrics and
+    artifacts (the evaluator runs in this process, as the reference runs it)."""
+    import asyncio
+    import os
+    import tempfile
+
+    from openevolve.config import EvaluatorConfig
+    from openevolve.evaluator import Evaluator
+
+    evaluator = Evaluator(EvaluatorConfig(cascade_thresholds=thresholds), evaluator_file)
+    out = []
+    for code in programs:
+        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
+            handle.write(code)
+        try:
+            result = asyncio.run(evaluator._cascade_evaluate(handle.name))
+        finally:
+            os.unlink(handle.name)
+        metrics = result.metrics if hasattr(result, "metrics") else result
+        artifacts = result.artifacts if hasattr(result, "artifacts") else {}
+        out.append({"metrics": metrics, "artifacts": {k: str(v) for k, v in artifacts.items()}})
+    return out
