@@ -166,3 +166,17 @@ def test_prompt_has_the_openevolve_sections_and_the_parent_last(tmp_path: Path) 
     assert find_fences(user)[-1].body == selection.parent.code.rstrip("\n")
     assert "complexity, diversity" in user
     assert prompt.kind == "diff"
+
+
+def test_parallel_iterations_keep_children_on_their_sampling_island(tmp_path: Path) -> None:
+    built = openevolve_run(tmp_path, "general.max_parallel_iterations=4")
+    summary = built.controller.summary("completed")
+    assert summary.iterations_done == ITERATIONS
+    for p in built.store.programs("conf"):
+        if p.iteration > 0 and "copy_of" not in p.metadata:
+            assert p.metadata["island"] == (p.iteration - 1) % 5
+    population = built.scaffold.population
+    assert isinstance(population, MapElitesIslandsPopulation)
+    for island, members in enumerate(population.islands):
+        assert all(population.island_of(pid) == island for pid in members)
+    assert events(built, "migration")
