@@ -79,9 +79,14 @@ def run_ours(args: argparse.Namespace, api_base: str, model: str, store: Path) -
     st = SQLiteStore(store)
     try:
         history = dict(st.score_history(summary["run_id"]))
+        children = {
+            p.iteration
+            for p in st.programs(summary["run_id"])
+            if p.iteration > 0 and "copy_of" not in p.metadata
+        }
     finally:
         st.close()
-    return {"best": history, "wall_s": wall}
+    return {"best": history, "wall_s": wall, "children": len(children)}
 
 
 def run_reference(
@@ -178,6 +183,10 @@ def main() -> None:
         print(f"{i:>9}  {show(x):>12}  {show(y):>12}")
     print(f"wall time: galapagos {ours['wall_s']:.1f} s", end="")
     print(f", openevolve {theirs['wall_s']:.1f} s" if theirs else ", openevolve skipped")
+    # Iterations that admitted a child (a no-diff step admits none).
+    made = ours["children"]
+    theirs_made = sum(1 for i in theirs["best"] if i > 0) if theirs else 0
+    print(f"iterations with a child: galapagos {made}, openevolve {theirs_made}")
 
 
 if __name__ == "__main__":
