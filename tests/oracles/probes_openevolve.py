@@ -210,3 +210,39 @@ def cascade(evaluator_file: str, thresholds: list[float], programs: list[str]) -
         artifacts = result.artifacts if hasattr(result, "artifacts") else {}
         out.append({"metrics": metrics, "artifacts": {k: str(v) for k, v in artifacts.items()}})
     return out
+
+
+def diff_prompts(cases_: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The reference's diff prompt for each case, built as its parallel worker builds it: the
+    parent's island ranked by ``combined_score`` (else the metric mean), the first
+    ``num_top`` as previous attempts, the first ``num_top + num_diverse`` as top programs."""
+    from openevolve.config import PromptConfig
+    from openevolve.prompt.sampler import PromptSampler
+    from openevolve.utils.metrics_utils import safe_numeric_average
+
+    out = []
+    for case in cases_:
+        config = PromptConfig(
+            num_top_programs=case["num_top"], num_diverse_programs=case["num_diverse"]
+        )
+        island = sorted(
+            case["island"],
+            key=lambda p: p["metrics"].get("combined_score", safe_numeric_average(p["metrics"])),
+            reverse=True,
+        )
+        parent = case["parent"]
+        prompt = PromptSampler(config).build_prompt(
+            current_program=parent["code"],
+            parent_program=parent["code"],
+            program_metrics=parent["metrics"],
+            previous_programs=island[: case["num_top"]],
+            top_programs=island[: case["num_top"] + case["num_diverse"]],
+            inspirations=case["inspirations"],
+            language="python",
+            evolution_round=case["iteration"],
+            diff_based_evolution=True,
+            program_artifacts=case["artifacts"] or None,
+            feature_dimensions=case["dimensions"],
+        )
+        out.append(prompt)
+    return out
