@@ -107,3 +107,16 @@ def test_every_selection_records_island_tier_and_inspiration_kinds() -> None:
         assert info["tier"] in ("exploration", "exploitation", "weighted", "random")
         assert len(info["inspiration_kinds"]) == len(entry["inspirations"])
         assert set(info["inspiration_kinds"]) <= {"island_best", "elite", "nearby", "random"}
+
+
+def test_our_runs_reach_eviction_orphan_removal_fallback_and_migrants() -> None:
+    """The paths the reference comparison covers, counted from our own events."""
+    counts = {"evicted": 0, "removed": 0, "fallback": 0, "migrant": 0}
+    for name in cases.SCENARIOS:
+        trace = scripted_run(name)["trace"]
+        placements = [p for e in trace for kind, p in e["events"] if kind == "placement"]
+        counts["evicted"] += sum(bool(p["evicted"]) for p in placements)
+        counts["removed"] += sum(bool(p["removed"]) for p in placements)
+        counts["migrant"] += sum(bool(p["migrant"]) for p in placements)
+        counts["fallback"] += sum("fallback" in e["info"] for e in trace[1:])
+    assert all(n >= 5 for n in counts.values()), counts
