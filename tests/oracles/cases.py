@@ -133,3 +133,61 @@ def valid_fixtures() -> dict[str, str]:
     spec.loader.exec_module(module)
     fixtures = {"good": module.GOOD, **module.FAILS_EXACTLY, **module.BOUNDARY}
     return {name: source for name, source in fixtures.items() if name not in VALID_SKIPPED}
+
+
+#: AdaEvolve scripts: a code vocabulary the children's programs are drawn from (distances vary).
+_ADA_WORDS = (
+    "import numpy as np",
+    "import math",
+    "from scipy import optimize",
+    "for i in range(n):",
+    "while k < n:",
+    "x = np.zeros(n)",
+    "y = math.sqrt(x + 1)",
+    "total += value * weight",
+    "best = max(best, score)",
+    "return sorted(items)[:k]",
+    "with open(path) as handle:",
+    "result = optimize.minimize(f, x0)",
+    "points.append((a, b))",
+    "def helper(a, b):",
+    "class Packer:",
+    "try:",
+    "lambda v: v * 2",
+)
+
+
+def adaevolve_scripts(seed: int, count: int) -> list[dict[str, Any]]:
+    """Scripted AdaEvolve runs for the differential tests: islands, archive size, migration and
+    spawn settings, the seed's score, then per iteration the samples it draws (1-3: failed
+    attempts re-sample) and the child's code and ``combined_score`` (``None``: every attempt
+    failed)."""
+    rng = random.Random(seed)
+    scripts = []
+    for n in range(count):
+        spawn = n % 3 == 0
+        script: dict[str, Any] = {
+            "rng": rng.randrange(1 << 30),
+            "num_islands": rng.choice([1, 2, 3]),
+            "population_size": rng.choice([4, 6, 20]),
+            "migration_interval": rng.choice([3, 5, 15]),
+            "migration_count": rng.choice([1, 2, 5]),
+            "use_dynamic_islands": spawn,
+            "spawn_productivity_threshold": 0.6 if spawn else 0.015,
+            "spawn_cooldown_iterations": rng.choice([2, 4]) if spawn else 30,
+            "use_ucb_selection": rng.random() < 0.8,
+            "seed_score": round(rng.uniform(0.1, 0.5), 3),
+            "seed_code": "def solve(n):\n    return n\n",
+            "steps": [],
+        }
+        for i in range(1, rng.choice([12, 25, 40]) + 1):
+            samples = rng.choice([1, 1, 1, 2, 3])
+            if rng.random() < 0.12:
+                script["steps"].append({"samples": samples, "code": None, "score": None})
+                continue
+            lines = rng.sample(_ADA_WORDS, rng.randint(2, 6))
+            code = "\n".join(lines + [f"k = {i}"]) + "\n"
+            score = round(rng.choice([rng.uniform(0.0, 1.2), 0.5, 0.75]), 3)
+            script["steps"].append({"samples": samples, "code": code, "score": score})
+        scripts.append(script)
+    return scripts

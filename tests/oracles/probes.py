@@ -182,3 +182,91 @@ def failure_verdicts(cases: list[dict[str, Any]]) -> list[bool]:
         bool(eval(predicate, {"child_metrics": c["metrics"], "child_artifacts": c["artifacts"]}))
         for c in cases
     ]
+
+
+class _Id:
+    """What ``str(uuid.uuid4())`` returns in the driven database: our copy ids."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def drive_adaevolve(scripts: list[dict[str, Any]]) -> list[list[Any]]:
+    """Per script, per iteration: the samples (island, mode, parent, context ids) and, after
+    ``end_iteration``, the next island, the island count and each island's members.
+
+    The database is the reference's ``AdaEvolveDatabase`` with paradigms off; copies it makes
+    (seed copies, spawn seeds, migrants) get our ids (``p<iteration>.<n>``) through a patched
+    ``uuid.uuid4``; the seed copies are made as the controller's ``_ensure_all_islands_seeded``.
+    """
+    from skydiscover.search.adaevolve import database as ada
+    from skydiscover.search.base_database import Program
+
+    counter = {"it": 0, "n": 0}
+
+    def next_id() -> _Id:
+        counter["n"] += 1
+        return _Id(f"p{counter['it']}.{counter['n']}")
+
+    ada.uuid.uuid4 = next_id  # type: ignore[assignment]
+    config_cls = getattr(ada, "AdaEvolveDatabaseConfig", None)
+    if config_cls is None:
+        from skydiscover.config import AdaEvolveDatabaseConfig as config_cls
+    out = []
+    for script in scripts:
+        config = config_cls()
+        config.random_seed = None
+        config.db_path = None
+        for key in (
+            "num_islands",
+            "population_size",
+            "migration_interval",
+            "migration_count",
+            "use_dynamic_islands",
+            "spawn_productivity_threshold",
+            "spawn_cooldown_iterations",
+            "use_ucb_selection",
+        ):
+            setattr(config, key, script[key])
+        config.use_paradigm_breakthrough = False
+        db = ada.AdaEvolveDatabase("adaevolve", config)
+        metrics = {"combined_score": script["seed_score"]}
+        seed = Program(id="p0", solution=script["seed_code"], metrics=metrics, iteration_found=0)
+        db.add(seed, iteration=0)
+        counter.update(it=0, n=0)
+        for island in range(1, db.num_islands):
+            copy = Program(
+                id=str(next_id()),
+                solution=seed.solution,
+                metrics=dict(metrics),
+                iteration_found=0,
+                metadata={"seeded_to_island": island},
+            )
+            db.add(copy, iteration=0, target_island=island)
+        random.seed(script["rng"])
+        steps = []
+        for i, step in enumerate(script["steps"], 1):
+            samples = []
+            parent = None
+            for _ in range(step["samples"]):
+                island = db.current_island
+                parent, context = _sample(db, 4)
+                samples.append([island, db._last_sampling_mode, parent.id, [p.id for p in context]])
+            if step["code"] is not None:
+                child = Program(
+                    id=f"p{i}",
+                    solution=step["code"],
+                    metrics={"combined_score": step["score"]},
+                    iteration_found=i,
+                    parent_id=parent.id,
+                )
+                db.add(child, iteration=i, parent_id=parent.id)
+            counter.update(it=i, n=0)
+            db.end_iteration(i)
+            members = [[p.id for p in archive.get_all()] for archive in db.archives]
+            steps.append([samples, db.current_island, db.num_islands, members])
+        out.append(steps)
+    return out
