@@ -74,7 +74,11 @@ def blocks(script: dict[str, Any]) -> tuple[AdaEvolveArchipelago, AdaEvolvePolic
         use_ucb_selection=script["use_ucb_selection"],
     )
     policy = AdaEvolvePolicy(
-        random.Random(), config, population, None, population.config.migration_count
+        random.Random(script.get("rng", 0)),
+        config,
+        population,
+        None,
+        population.config.migration_count,
     )
     return population, policy
 
