@@ -21,19 +21,19 @@ PARADIGM_MARKER = "# AdaEvolve paradigm request"
 NOTE = "galapagos offline model: templated paradigm ideas, not an LLM"
 
 _IDEAS = (
-    ("scipy.optimize.minimize", "Optimise all free parameters of {topic} jointly with SLSQP"),
-    ("numpy.random.Generator", "Restart {topic} from several random starts and keep the best"),
-    ("simulated_annealing", "Anneal the current solution of {topic} with a cooling schedule"),
-    ("greedy_construction", "Build the {topic} solution greedily, best local choice first"),
-    ("local_search", "Polish the {topic} solution with small coordinate-wise moves"),
-    ("symmetry", "Exploit a symmetric structure of {topic} to shrink the search space"),
+    ("scipy.optimize.minimize", "Optimise all free parameters jointly with SLSQP ({topic})"),
+    ("numpy.random.Generator", "Restart from several random starts, keep the best ({topic})"),
+    ("simulated_annealing", "Anneal the current solution with a cooling schedule ({topic})"),
+    ("greedy_construction", "Build the solution greedily, best local choice first ({topic})"),
+    ("local_search", "Polish the solution with small coordinate-wise moves ({topic})"),
+    ("symmetry", "Exploit a symmetric structure to shrink the search space ({topic})"),
 )
 
 
 def _topic(text: str) -> str:
     match = re.search(r"^# Problem\s*$\n(.*?)(?=^# |\Z)", text, re.M | re.S)
     words = re.findall(r"[A-Za-z][A-Za-z0-9_-]*", match.group(1) if match else text)[:5]
-    return " ".join(words) or "the problem"
+    return ("problem: " + " ".join(words) + " ...") if words else "the problem"
 
 
 def _answer(request: OfflineRequest, ctx: ResponseContext) -> str:
