@@ -228,3 +228,21 @@ def test_migrants_onto_the_island_just_chosen_count_as_its_own_visits() -> None:
     child_island = 0
     assert grew[current] == len(landed) + (1 if current == child_island else 0)
     assert math.isfinite(policy.bandit.global_best)
+
+
+def test_fixed_intensity_ablation_ignores_the_signal() -> None:
+    population, policy = built()
+    policy.config = policy.config.model_copy(update={"use_adaptive_search": False})
+    assert policy.intensity(0) == 0.4
+    assert policy.select(population, 1).info["intensity"] == 0.4
+
+
+def test_round_robin_and_no_migration_ablations() -> None:
+    population, policy = built(use_ucb_selection=False, use_dynamic_islands=False, num_islands=3)
+    policy.config = policy.config.model_copy(update={"use_migration": False})
+    chosen = []
+    for it in range(1, 16):
+        step = end(policy, it, add_child(population, policy, it, 0.5))
+        chosen.append(policy.current_island)
+        assert "migration" not in [kind for kind, _ in step.events]
+    assert chosen == [(it + 1) % 3 for it in range(1, 16)]

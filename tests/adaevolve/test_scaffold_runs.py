@@ -4,12 +4,17 @@ path and a failing guide model."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
-from scaffolds.adaevolve.memory import ParadigmMemory
+from harness.core.records import TaskInfo
+from scaffolds.adaevolve.memory import ParadigmMemory, ParadigmMemoryConfig
 from scaffolds.adaevolve.policy import AdaEvolvePolicy
+from scaffolds.adaevolve.population import AdaEvolveArchipelago, ArchipelagoConfig
+from tests.adaevolve.helpers import FakeStep, program
 from tests.conformance.runner import build, run
 from tests.evox.fakes import OfflineChat
 
@@ -95,3 +100,44 @@ def test_a_failing_guide_model_never_fails_the_run(tmp_path: Path) -> None:
     assert [e.iteration for e in failed] == [3, 4, 5, 6]  # no cooldown: asked again each time
     assert all(len(e.payload["errors"]) == 3 for e in failed)
     assert not built.store.events("conf", kinds=["paradigm_installed"])
+
+
+def test_paradigm_ablation_never_calls_the_guide(tmp_path: Path) -> None:
+    overrides = [*STAGNANT, "memory.use_paradigm_breakthrough=false"]
+    built = build("adaevolve", tmp_path / "s.sqlite", iterations=8, overrides=overrides)
+    chat = OfflineChat(seed=0)
+    built.controller.model = chat
+    run(built)
+    assert not [p for p, _ in chat.calls if p == "paradigm"]
+    assert not built.store.events("conf", kinds=["paradigm_installed"])
+
+
+class _Answer:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class _FiveIdeas:
+    calls = 0
+
+    async def generate(self, prompt: object, *, purpose: str = "propose") -> _Answer:
+        self.calls += 1
+        ideas = [{"idea": f"i{k}", "description": "d", "approach_type": f"t{k}"} for k in range(5)]
+        return _Answer(json.dumps({"ideas": ideas}))
+
+
+def test_installed_ideas_are_capped_at_the_number_asked_for() -> None:
+    population = AdaEvolveArchipelago(ArchipelagoConfig())
+    population.add(program("p0", "def f():\n    return 1\n", 0.5))
+    memory = ParadigmMemory(
+        ParadigmMemoryConfig(paradigm_window_size=1, paradigm_num_to_generate=2),
+        population,
+        TaskInfo(description="toy"),
+    )
+    memory.tick(False, 0.5)
+    step = FakeStep(1)
+    step.llm = _FiveIdeas()
+    asyncio.run(memory.start_iteration(step))  # type: ignore[arg-type]
+    assert [i["idea"] for i in memory.active] == ["i0", "i1"]
+    kind, payload = step.events[0]
+    assert kind == "paradigm_installed" and payload["offered"] == 5
