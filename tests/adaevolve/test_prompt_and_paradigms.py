@@ -95,3 +95,9 @@ def test_prompt_sections_label_siblings_retry_error_and_current_program_last() -
     assert EXPLORE_LABEL in user
     assert "1 improved, 1 unchanged, 1 regressed" in user
     assert "ValueError: bad shape" in user
+
+
+def test_the_offline_model_and_the_scaffold_share_the_request_marker() -> None:
+    from harness.llm.offline.paradigm_responder import PARADIGM_MARKER
+
+    assert PARADIGM_MARKER == MARKER
