@@ -219,3 +219,57 @@ def test_the_skydiscover_names_exist_in_the_shims(monkeypatch: pytest.MonkeyPatc
         assert all(hasattr(found, attr) for attr in ALLOWED[module]), module
     config = ALLOWED["skydiscover.config"]  # the server aliases it to database_config
     assert config == ALLOWED["skydiscover.search.database_config"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "class A:\n    pass\nx = 1\nt = type(x) == A\n",
+        "x = y = 1\nt = type(x) == type(y) and type(x) != float\n",
+        "x = 1\nt = type(x) in (int, float)\n",
+        "import numpy as np\nx = 1\nt = type(x) == np.ndarray or type(x) is not None\n",
+        "import enum\nfrom enum import Enum, auto\nclass E(Enum):\n    A = auto()\n"
+        "class F(enum.IntEnum):\n    X = 1\nok = isinstance(E.A, Enum)\n",
+        "import collections\nT = collections.namedtuple('T', 'a')\nt = T(1)._replace(a=2)\n",
+        "class A:\n    def f(self):\n        self._x = 1\n        return getattr(self, '_x', 0)\n",
+        "import typing\nx = typing.get_origin(typing.List[int])\n",
+        "import math\nbest = math.inf\nbest = min(best, 3)\n",
+        "def f(p):\n    p.metadata['x'] = 1\n    p.tags = []\n",
+        "s = getattr('{0}', 'format')(1)\n",
+    ],
+)
+def test_the_class_rules_leave_ordinary_code_alone(source: str) -> None:
+    result = prefilter(source)
+    assert result.ok, result.reason()
+
+
+def test_no_allowed_attribute_is_or_stands_for_a_metaclass() -> None:
+    """``type`` reached as a value makes classes from a namespace (any dunder): no listed name
+    may be a metaclass, or a typing alias or base entry that resolves to one."""
+    import importlib
+    import typing
+
+    def metaclass(value: object) -> bool:
+        return value is type or (isinstance(value, type) and issubclass(value, type))
+
+    found = []
+    for module, names in ALLOWED.items():
+        if module.startswith("skydiscover") or module == "__future__":
+            continue
+        loaded = importlib.import_module(module)
+        for attr in names:
+            value = getattr(loaded, attr)
+            resolved: tuple[object, ...] = ()
+            entries = getattr(value, "__mro_entries__", None)
+            if callable(entries) and not isinstance(value, type):
+                try:
+                    resolved = tuple(entries((value,)))
+                except (TypeError, ValueError):  # not a base on its own (typing.Optional)
+                    pass
+            if (
+                metaclass(value)
+                or metaclass(typing.get_origin(value))
+                or any(metaclass(e) for e in resolved)
+            ):
+                found.append(f"{module}.{attr}")
+    assert found == []
