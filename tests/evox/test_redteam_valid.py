@@ -84,9 +84,9 @@ HANGS_AT_IMPORT = module(imports="import time\ntime.sleep(3600)")
 @pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
 def factory(request: pytest.FixtureRequest) -> StrategyFactory:
     if request.param == "local":
-        return request.getfixturevalue("local_factory")  # type: ignore[no-any-return]
+        return request.getfixturevalue("local_factory")
     request.getfixturevalue("no_leaked_containers")
-    return request.getfixturevalue("docker_factory")  # type: ignore[no-any-return]
+    return request.getfixturevalue("docker_factory")
 
 
 def failed_at(report: ValidationReport) -> tuple[str, str | None]:
