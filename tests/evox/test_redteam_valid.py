@@ -136,6 +136,12 @@ async def test_a_thread_bomb_is_rejected(factory: StrategyFactory) -> None:
     assert failed_at(report)[0] in ("construct", "threads")
     assert report.resources["peak_tasks"] > TEST_VALID.max_tasks, report.resources
     assert "threads and processes" in failed.detail
+    if factory.kind == "docker":  # the container's own bounds, as the kernel enforces them
+        box = report.resources["sandbox"]
+        assert box["pids"] == TEST_VALID.limits.pids and box["cpus"] == TEST_VALID.limits.cpus
+        assert report.resources["readings"] in ("cgroup v1", "cgroup v2", "engine stats")
+    else:
+        assert report.resources["readings"] == "/proc"
 
 
 @pytest.mark.parametrize(
