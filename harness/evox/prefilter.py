@@ -26,8 +26,11 @@ Nothing is executed.  Two passes over the source:
      ``getattr(t, "format")``; callables that take attribute names as strings
      (``operator.attrgetter``/``methodcaller``, ``functools.wraps``) are not on their lists.
    - **Private attributes only of the strategy's own objects**: ``x._name`` only as
-     ``self._name``/``cls._name`` (and namedtuple's ``_replace``/``_asdict``/``_fields``/
-     ``_make``), so library internals (``random.Random()._randbelow``, ``E._create_``) are out.
+     ``self._name``/``cls._name`` where ``self``/``cls`` is the first parameter of a method of a
+     class of the module and never rebound, or ``super()._name`` (and namedtuple's
+     ``_replace``/``_asdict``/``_fields``/``_make``), so library internals
+     (``random.Random()._randbelow``, ``E._create_``) are out.  (A method called through its
+     class with a foreign first argument is not followed.)
    - **No dunder access of any kind**: no dunder attribute (except ``super().__init__(…)`` and
      the other listed dunder methods called on ``super()``), no dunder name but ``__name__``,
      no string constant naming a dunder; class bodies define only listed dunder methods.
@@ -279,15 +282,21 @@ class _Policy(ast.NodeVisitor):
         bindings = list(_bindings(tree))
         while True:  # ``n = mod.attr``, ``a, b = X, Y``, ``for f in [X]``…: to a fixed point
             grown = False
-            for targets, value in bindings:
+            for paths, value in bindings:
                 if self._library_valued(value):
-                    for target in targets:
-                        for path in _store_paths(target):
-                            if path not in self.library:
-                                self.library.add(path)
-                                grown = True
+                    for path in paths:
+                        if path not in self.library:
+                            self.library.add(path)
+                            grown = True
             if not grown:
                 break
+        # ``self``/``cls`` bound other than as a method's first parameter are not the strategy's
+        # own object (``self = random.Random()``).
+        self.foreign_self = {
+            n.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in _OWN
+        }
 
     @staticmethod
     def _class_names(tree: ast.Module) -> set[str]:
@@ -562,8 +571,20 @@ class _Policy(ast.NodeVisitor):
             )
 
     def _own(self, receiver: ast.expr) -> bool:
+        """``self``/``cls`` as the first parameter of a method of a class of this module (never
+        rebound), or ``super()``."""
         if isinstance(receiver, ast.Name):
-            return receiver.id in _OWN
+            if receiver.id not in _OWN or receiver.id in self.foreign_self:
+                return False
+            node: ast.AST | None = receiver
+            while node is not None and not isinstance(node, ast.FunctionDef | ast.Lambda):
+                node = self._up(node)
+            if not isinstance(node, ast.FunctionDef) or not isinstance(
+                self._up(node), ast.ClassDef
+            ):
+                return False
+            params = [*node.args.posonlyargs, *node.args.args]
+            return bool(params) and params[0].arg == receiver.id
         return (  # super()._helper()
             isinstance(receiver, ast.Call)
             and isinstance(receiver.func, ast.Name)
@@ -723,20 +744,32 @@ def _store_paths(target: ast.expr) -> Iterable[str]:
             yield path
 
 
-def _bindings(tree: ast.AST) -> Iterable[tuple[list[ast.expr], ast.expr]]:
-    """(targets, value) of every binding in the module: assignments of every form, loops and
-    comprehensions (the value is the iterable: its elements are what get bound)."""
+def _bindings(tree: ast.AST) -> Iterable[tuple[list[str], ast.expr]]:
+    """(paths bound, value) of every binding in the module: assignments of every form, loops
+    and comprehensions (the value is the iterable: its elements are what get bound); a name
+    bound in a class body is bound as ``Class.name`` too."""
     for node in ast.walk(tree):
+        targets: list[ast.expr]
         if isinstance(node, ast.Assign):
-            yield list(node.targets), node.value
+            targets, value = list(node.targets), node.value
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            yield [node.target], node.value
+            targets, value = [node.target], node.value
         elif isinstance(node, ast.NamedExpr):
-            yield [node.target], node.value
+            targets, value = [node.target], node.value
         elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
-            yield [node.target], node.iter
+            targets, value = [node.target], node.iter
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            yield [node.optional_vars], node.context_expr
+            targets, value = [node.optional_vars], node.context_expr
+        else:
+            continue
+        yield [path for target in targets for path in _store_paths(target)], value
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef):
+            for item in cls.body:
+                if isinstance(item, ast.Assign | ast.AnnAssign) and item.value is not None:
+                    targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                    paths = [f"{cls.name}.{p}" for t in targets for p in _store_paths(t)]
+                    yield paths, item.value
 
 
 def _members(node: ast.ClassDef) -> bool:

@@ -129,6 +129,12 @@ def test_the_seed_strategy_and_ordinary_llm_code_pass() -> None:
         ("__slots__ = ()\n", "assigning the dunder name '__slots__'"),
         ("from skydiscover.search.base_database import Program\nProgram.x = 1\n", "assigning to"),
         ("import numpy as np\nnp.random.seed = print\n", "assigning to 'np.random.seed'"),
+        # Private attributes: only a method's own first parameter, never rebound.
+        ("import random\nself = random.Random()\nx = self._randbelow(2)\n", "'._randbelow'"),
+        ("f = lambda self: self._x\n", "private attributes are allowed only on self or cls"),
+        ("def f(self):\n    return self._x\n", "private attributes are allowed only on self"),
+        # A library object bound in a class body is followed as Class.name.
+        ("import copy\nclass A:\n    f = copy.deepcopy\nA.f.x = 1\n", "assigning to 'A.f.x'"),
     ],
 )
 def test_each_rule_rejects_with_a_readable_reason(source: str, expected: str) -> None:
@@ -232,6 +238,7 @@ def test_the_skydiscover_names_exist_in_the_shims(monkeypatch: pytest.MonkeyPatc
         "class F(enum.IntEnum):\n    X = 1\nok = isinstance(E.A, Enum)\n",
         "import collections\nT = collections.namedtuple('T', 'a')\nt = T(1)._replace(a=2)\n",
         "class A:\n    def f(self):\n        self._x = 1\n        return getattr(self, '_x', 0)\n",
+        "class A:\n    @classmethod\n    def f(cls):\n        return cls._y + super()._z()\n",
         "import typing\nx = typing.get_origin(typing.List[int])\n",
         "import math\nbest = math.inf\nbest = min(best, 3)\n",
         "def f(p):\n    p.metadata['x'] = 1\n    p.tags = []\n",
