@@ -15,9 +15,10 @@ Nothing is executed.  Two passes over the source:
      from a module, from a name imported out of one, or from a name or attribute path that was
      bound to such an object in any binding form (``=``, ``:=``, unpacking, ``for``,
      comprehensions, containers and conditionals of them): ``np.x = …``, ``Program.sample = …``,
-     ``f = copy.deepcopy; f.x = …``, ``self.f = copy.deepcopy; self.f.x = …``.  (A library
-     object laundered through a function's return value is not followed: the sandbox is the
-     boundary, and the judge reads nothing from the strategy's process it has to believe.)
+     ``f = copy.deepcopy; f.x = …``, ``self.f = copy.deepcopy; self.f.x = …``; a class body's
+     names as ``Class.name``.  (A library object laundered through a function's return value
+     or a library container is not followed: the sandbox is the boundary, the host keeps the
+     canonical programs and reads resources from the kernel.)
    - **Free names are builtins from a list**; ``exec``, ``eval``, ``open``, ``__import__``,
      ``globals``, ``vars``, ``setattr`` … are simply not on it.
    - **Getattr-like callables are never values.**  ``getattr``/``hasattr`` only as direct calls
