@@ -280,3 +280,97 @@ def test_no_allowed_attribute_is_or_stands_for_a_metaclass() -> None:
             ):
                 found.append(f"{module}.{attr}")
     assert found == []
+
+
+def test_what_the_rules_let_a_strategy_reach_holds_no_module_frame_or_metaclass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Walk everything reachable from the allow-lists (and from the objects a strategy gets by
+    ordinary calls) through the attribute names the pre-filter lets through and through the items
+    of containers, three steps deep: nothing found may be a module off the list, a frame, code
+    object or traceback, ``type`` or a metaclass, or a builtin the strategy may not name."""
+    import builtins
+    import collections
+    import functools
+    import importlib
+    import inspect
+    import logging
+    import random
+    import re
+    import types
+
+    import numpy as np
+
+    from harness.evox.allowlist import FRAME_ATTRIBUTES
+    from harness.evox.prefilter import ANY_DENIED, PUBLIC_UNDERSCORE
+    from harness.sandbox import _runtime
+
+    monkeypatch.syspath_prepend(str(_runtime.COMPAT_DIR))
+    from skydiscover.search.base_database import Program  # type: ignore[import-not-found]
+    from skydiscover.search.database_config import DatabaseConfig  # type: ignore[import-not-found]
+
+    refused = {
+        builtins.eval, builtins.exec, builtins.compile, builtins.open, builtins.__import__,
+        builtins.getattr, builtins.setattr, builtins.delattr, builtins.vars, builtins.globals,
+        builtins.locals, builtins.dir, builtins.input, builtins.breakpoint,
+    }  # fmt: skip
+
+    def passes(name: str) -> bool:
+        if name.startswith("__") and name.endswith("__"):
+            return False
+        if name.startswith("_") and name not in PUBLIC_UNDERSCORE:
+            return False
+        return name not in FRAME_ATTRIBUTES and name not in ANY_DENIED
+
+    roots: list[tuple[str, object]] = []
+    for module, names in ALLOWED.items():
+        if module in ("__future__", "skydiscover", "skydiscover.config"):
+            continue
+        loaded = importlib.import_module(module)
+        roots += [(f"{module}.{attr}", getattr(loaded, attr)) for attr in names]
+    roots += [
+        ("logging.getLogger()", logging.getLogger()),
+        ("random.Random()", random.Random(0)),
+        ("np.random.default_rng()", np.random.default_rng(0)),
+        ("np.random.RandomState()", np.random.RandomState(0)),
+        ("np.zeros()", np.zeros(2)),
+        ("re.compile()", re.compile("x")),
+        ("collections.Counter()", collections.Counter("ab")),
+        ("collections.defaultdict()", collections.defaultdict(list)),
+        ("functools.partial()", functools.partial(print)),
+        ("Program()", Program(id="p", solution="x = 1", metrics={"combined_score": 1.0})),
+        ("DatabaseConfig()", DatabaseConfig()),
+    ]
+    seen: set[int] = set()
+    found: list[str] = []
+    todo = [(path, value, 0) for path, value in roots]
+    while todo:
+        path, value, depth = todo.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, types.ModuleType):
+            if value.__name__ not in ALLOWED:
+                found.append(f"{path} is the module {value.__name__}")
+            continue  # a module's own attributes are the roots above
+        if isinstance(value, types.FrameType | types.CodeType | types.TracebackType):
+            found.append(f"{path} is a frame, code object or traceback")
+        elif value is type or (isinstance(value, type) and issubclass(value, type)):
+            found.append(f"{path} is the metaclass {value!r}")
+        elif any(value is f for f in refused):
+            found.append(f"{path} is {value!r}")
+        if found or depth >= 3:
+            continue
+        if isinstance(value, dict):
+            todo += [(f"{path}[{k!r}]", v, depth + 1) for k, v in list(value.items())[:200]]
+        elif isinstance(value, list | tuple | set | frozenset):
+            todo += [(f"{path}[{i}]", v, depth + 1) for i, v in enumerate(list(value)[:50])]
+        for name in dir(value):
+            if passes(name):
+                try:
+                    inspect.getattr_static(value, name)
+                    todo.append((f"{path}.{name}", getattr(value, name), depth + 1))
+                except Exception:  # noqa: S112 - a property that raises leads nowhere
+                    continue
+    assert found == []
+    assert len(seen) > 1000  # the walk went somewhere
