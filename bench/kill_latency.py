@@ -78,23 +78,25 @@ def gone(client: docker.DockerClient, name: str) -> bool:
 
 async def strategy_once(factory: DockerStrategyFactory, deadline_s: float) -> tuple[float, float]:
     client = factory.client(ContainerLimits(memory_mb=256, call_s=deadline_s))
-    await client.start()
-    await client.load(FLOOD_STRATEGY, {}, 0)
-    await client.new("main")
-    await client.add([{"id": "p1", "solution": "x = 1", "metrics": {"combined_score": 1.0}}])
-    transport = client.transport
-    name = transport.container.name  # type: ignore[attr-defined]
-    started = time.monotonic()
     try:
-        await client.sample(4, deadline_s=deadline_s)
-    except StrategyError as exc:
-        assert exc.kind == "timeout", exc
-    else:
-        raise AssertionError("the flooding sample() answered")
-    raised = time.monotonic()
-    flooded = transport.stream.stderr_bytes  # type: ignore[attr-defined]
-    assert flooded > 1 << 20, f"only {flooded} bytes of stderr: not a flood"
-    await client.close()
+        await client.start()
+        await client.load(FLOOD_STRATEGY, {}, 0)
+        await client.new("main")
+        await client.add([{"id": "p1", "solution": "x = 1", "metrics": {"combined_score": 1.0}}])
+        transport = client.transport
+        name = transport.container.name  # type: ignore[attr-defined]
+        started = time.monotonic()
+        try:
+            await client.sample(4, deadline_s=deadline_s)
+        except StrategyError as exc:
+            assert exc.kind == "timeout", exc
+        else:
+            raise AssertionError("the flooding sample() answered")
+        raised = time.monotonic()
+        flooded = transport.stream.stderr_bytes  # type: ignore[attr-defined]
+        assert flooded > 1 << 20, f"only {flooded} bytes of stderr: not a flood"
+    finally:
+        await client.close()
     while not gone(factory.docker, name):
         await asyncio.sleep(0.01)
     removed = time.monotonic()
