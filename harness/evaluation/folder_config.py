@@ -60,12 +60,6 @@ _SD_ONLY = {"search", "diff_based_generation", "max_solution_length", "agentic",
             "human_feedback_enabled", "human_feedback_file", "human_feedback_mode"}  # fmt: skip
 #: OpenEvolve's population section; SkyDiscover's config has the field too (and ignores it).
 _DATABASE = "database"
-#: OpenEvolve ``database`` keys with the same name and meaning in the ``openevolve`` scaffold's
-#: population and selection blocks (a composition without them names them as not used).
-_OE_POPULATION = ("num_islands", "archive_size", "population_size", "feature_dimensions",
-                  "feature_bins", "migration_interval", "migration_rate",
-                  "diversity_reference_size")  # fmt: skip
-_OE_SELECTION = ("exploration_ratio", "exploitation_ratio", "elite_selection_ratio")
 _COMMON = {"max_iterations", "checkpoint_interval", "log_level", "log_dir", "random_seed",
            "language", "file_suffix", "llm", "prompt", "evaluator"}  # fmt: skip
 
@@ -378,10 +372,6 @@ class _Reader:
             "llm.timeout": "llm.timeout_s",
             "llm.retries": "llm.retries",
         }
-        if self.format == "openevolve":  # its database: the openevolve scaffold's blocks
-            simple.update({f"database.{key}": f"population.{key}" for key in _OE_POPULATION})
-            simple.update({f"database.{key}": f"selection_policy.{key}" for key in _OE_SELECTION})
-            simple["prompt.num_diverse_programs"] = "selection_policy.num_diverse"
         for theirs, ours in simple.items():
             value = self.get(theirs)
             if value is not None:  # null: the format's default (an unset seed …)

@@ -33,6 +33,13 @@ OVERRIDES: dict[str, list[str]] = {
         "population.num_islands=2",
         "population.migration_interval=2",
     ],
+    "adaevolve": [  # stagnation on every check: spawns, migrations and paradigms early
+        "selection_policy.spawn_productivity_threshold=1.5",
+        "selection_policy.spawn_cooldown_iterations=3",
+        "selection_policy.migration_interval=4",
+        "memory.paradigm_window_size=3",
+        "memory.paradigm_improvement_threshold=1.5",
+    ],
 }
 
 

@@ -3,7 +3,6 @@ model, regex scorer; Docker runs are in ``test_docker_runs.py``)."""
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,13 +12,11 @@ from harness.core.prompt import PromptContext
 from harness.core.records import LLMCall, Prompt
 from harness.core.registry import list_scaffolds, load_config
 from harness.diffs import find_fences
-from harness.runs import plan_run
 from scaffolds.openevolve.population import MapElitesIslandsPopulation
 from tests.conformance.runner import Built, build, run
 from tests.evox.fakes import OfflineChat
 
 ITERATIONS = 30
-FIXTURE = Path(__file__).with_name("fixtures") / "function_minimization"
 
 
 class NoDiffEvery:
@@ -183,26 +180,3 @@ def test_parallel_iterations_keep_children_on_their_sampling_island(tmp_path: Pa
     for island, members in enumerate(population.islands):
         assert all(population.island_of(pid) == island for pid in members)
     assert events(built, "migration")
-
-
-def test_an_openevolve_folders_database_keys_configure_the_blocks(tmp_path: Path) -> None:
-    folder = tmp_path / "fm"
-    shutil.copytree(FIXTURE, folder)
-    config = folder / "config.yaml"
-    config.write_text(
-        config.read_text()
-        .replace("num_islands: 5", "num_islands: 3")
-        .replace(
-            "  migration_interval: 50\n",
-            "  migration_interval: 50\n  exploration_ratio: 0.3\n"
-            "  feature_bins: {complexity: 6, diversity: 4}\n",
-        )
-    )
-    plan = plan_run(scaffold="openevolve", task=str(folder))
-    assert plan.config.population.model_dump()["num_islands"] == 3
-    assert plan.config.population.model_dump()["migration_interval"] == 50
-    assert plan.config.population.model_dump()["feature_bins"] == {"complexity": 6, "diversity": 4}
-    assert plan.config.selection_policy.model_dump()["exploration_ratio"] == 0.3
-    assert any("database.num_islands → population.num_islands" in n for n in plan.notes)
-    other = plan_run(scaffold="topk", task=str(folder))
-    assert any("not used here" in n and "database.num_islands" in n for n in other.notes)

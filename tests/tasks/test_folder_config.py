@@ -75,9 +75,7 @@ def test_openevolve_primary_and_secondary_models_become_the_ensemble(tmp_path: P
     assert config.search["llm.api_base"] == "http://127.0.0.1:9/v1"
     assert config.shown("llm.models") == "llm.primary_model/llm.secondary_model → llm.models"
     assert config.system_message is None  # prompt.system_message unset: the generic one
-    assert set(config.ignored) == {"llm.system_message"}
-    # The openevolve scaffold's population takes it; other compositions name it as not used.
-    assert config.search["population.num_islands"] == 3
+    assert set(config.ignored) == {"llm.system_message", "database.num_islands"}
 
 
 def test_a_model_entrys_keys_without_an_equivalent_are_named(tmp_path: Path) -> None:
