@@ -114,7 +114,8 @@ def measure(name: str, size: int, iterations: int, workdir: Path) -> list[float]
             iteration=i,
             metrics={"combined_score": score},
             score=score,
-            metadata={"island": i % 5},  # spread over islands (read by island populations)
+            # openevolve: spread over its 5 islands (others keep their own placement).
+            metadata={"island": i % 5} if name == "openevolve" else {},
         )
         scaffold.population.add(program)
         prefill.append(program)
