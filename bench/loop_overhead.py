@@ -87,6 +87,9 @@ def measure(name: str, size: int, iterations: int, workdir: Path) -> list[float]
     if name == "evox":
         # Strategy switches are LLM-bound: keep them out of the loop's own overhead.
         flags["memory"] = {"switch_interval": 10 * total}
+    if name == "openevolve":
+        # Hold every program (the card's cap of 1,000 would evict the 10k down to 1k).
+        flags["population"] = {"population_size": total}
     spec, config = load_config(name, flags=flags)
     evaluator = InstantEvaluator(seed=size)
     scaffold = build_scaffold(spec, config, BuildEnv(seed=0, evaluator=evaluator))
@@ -111,6 +114,8 @@ def measure(name: str, size: int, iterations: int, workdir: Path) -> list[float]
             iteration=i,
             metrics={"combined_score": score},
             score=score,
+            # openevolve: spread over its 5 islands (others keep their own placement).
+            metadata={"island": i % 5} if name == "openevolve" else {},
         )
         scaffold.population.add(program)
         prefill.append(program)

@@ -35,6 +35,9 @@ class DiffProposerConfig(StrictModel):
     diff_based: bool = True
     #: Accept a fenced full program when a diff answer has no SEARCH/REPLACE block.
     allow_full_rewrite: bool = True
+    #: Apply the SEARCH/REPLACE blocks that match and skip the others (OpenEvolve); ``false``
+    #: rejects a diff with any unmatched block.
+    allow_partial_diff: bool = False
     max_solution_length: int = Field(60000, ge=100)
 
 
@@ -54,6 +57,7 @@ def build_diff_proposer(cfg: DiffProposerConfig, ctx: BuildContext) -> BasePropo
         allow_full_rewrite=cfg.allow_full_rewrite,
         max_solution_length=cfg.max_solution_length,
         language=language,
+        allow_partial_diff=cfg.allow_partial_diff,
     )
 
 

@@ -29,6 +29,10 @@ OVERRIDES: dict[str, list[str]] = {
         "memory.validation.stress_programs=50",
         "memory.validation.stress_every=10",
     ],
+    "openevolve": [  # two islands migrating every two generations: migrants within 10 steps
+        "population.num_islands=2",
+        "population.migration_interval=2",
+    ],
     "adaevolve": [  # stagnation on every check: spawns, migrations and paradigms early
         "selection_policy.spawn_productivity_threshold=1.5",
         "selection_policy.spawn_cooldown_iterations=3",

@@ -1,0 +1,100 @@
+"""OpenEvolve's fitness and MAP-Elites behaviour descriptors (ports of OpenEvolve 0.4.0).
+
+- Fitness (``get_fitness_score``): ``combined_score`` when it converts to float, else the mean
+  of the numeric, non-bool, non-NaN metrics that are not feature dimensions, else the mean of
+  every numeric non-bool metric; 0 for no metrics.  It differs from the harness score in
+  leaving feature dimensions out.
+- ``fast_diversity``: 0.1·|Δlength| + 10·|Δlines| + 0.5·|character-set symmetric difference|.
+- :class:`FeatureScaler`: min-max scaling over the running min and max of every value ever
+  seen (the reference keeps them in ``feature_stats``); a dimension whose min equals its max
+  scales to 0.5; ``bin = clamp(int(scaled · bins), 0, bins - 1)``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["FeatureScaler", "fast_diversity", "fitness", "numeric_mean"]
+
+
+def _number(value: Any) -> float | None:
+    if type(value) is float:  # the common case, without the isinstance chain
+        return None if value != value else value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    f = float(value)
+    return None if math.isnan(f) else f
+
+
+def numeric_mean(metrics: Mapping[str, Any]) -> float:
+    """The mean of the numeric non-bool metrics (``safe_numeric_average``); 0 without any."""
+    values = [f for v in metrics.values() if (f := _number(v)) is not None]
+    return sum(values) / len(values) if values else 0.0
+
+
+def fitness(metrics: Mapping[str, Any], feature_dimensions: Sequence[str] = ()) -> float:
+    """OpenEvolve's fitness: see the module docstring."""
+    if not metrics:
+        return 0.0
+    if "combined_score" in metrics:
+        value = metrics["combined_score"]
+        if type(value) is float:
+            return value
+        if isinstance(value, (numbers.Real, str)):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+    kept = {k: v for k, v in metrics.items() if k not in feature_dimensions}
+    own = [f for v in kept.values() if (f := _number(v)) is not None]
+    if not own:
+        return numeric_mean(metrics)
+    return sum(own) / len(own)
+
+
+def fast_diversity(a: str, b: str) -> float:
+    """The reference's cheap stand-in for edit distance between two programs."""
+    if a == b:
+        return 0.0
+    length = abs(len(a) - len(b))
+    lines = abs(a.count("\n") - b.count("\n"))
+    chars = len(set(a).symmetric_difference(set(b)))
+    return length * 0.1 + lines * 10 + chars * 0.5
+
+
+class FeatureScaler:
+    """Running min/max per dimension, and the bin of a value under them."""
+
+    def __init__(self) -> None:
+        self.stats: dict[str, list[float]] = {}  # dimension -> [min, max]
+
+    def observe(self, dimension: str, value: float) -> None:
+        seen = self.stats.get(dimension)
+        if seen is None:
+            self.stats[dimension] = [value, value]
+        else:
+            seen[0] = min(seen[0], value)
+            seen[1] = max(seen[1], value)
+
+    def scale(self, dimension: str, value: float) -> float:
+        seen = self.stats.get(dimension)
+        if seen is None:
+            return min(1.0, max(0.0, value))
+        low, high = seen
+        if high == low:
+            return 0.5
+        return min(1.0, max(0.0, (value - low) / (high - low)))
+
+    def bin(self, dimension: str, value: float, bins: int) -> int:
+        """Observe ``value`` (as the reference does on every coordinate computation), then bin."""
+        self.observe(dimension, value)
+        return max(0, min(bins - 1, int(self.scale(dimension, value) * bins)))
+
+    def state_dict(self) -> dict[str, list[float]]:
+        return {k: list(v) for k, v in self.stats.items()}
+
+    def load_state_dict(self, state: Mapping[str, Sequence[float]]) -> None:
+        self.stats = {k: [float(v[0]), float(v[1])] for k, v in state.items()}

@@ -1,0 +1,487 @@
+"""``map_elites_islands``: OpenEvolve 0.4.0's ``ProgramDatabase`` as a population block.
+
+Per-island MAP-Elites grids over ``feature_dimensions`` (one elite per cell), a global elite
+archive, the population cap and lazy ring migration on per-island generation counters.  What
+the reference does, step by step (``ProgramDatabase._add`` and the parallel controller):
+
+- A program lands on the island its metadata names (the selection's ``island`` tag: the island
+  it was sampled from, openevolve#391), else its parent's island, else island 0 (the seed).
+- It joins the island whatever its fitness; it takes its cell when the cell is empty, its owner
+  is gone, or it is strictly fitter.  The displaced owner leaves the island, hands over its
+  archive slot, and is deleted when it owns no other cell, is on no island and is not the best.
+- Archive: join while under ``archive_size``, else replace the worst member if strictly fitter.
+- Cap: past ``population_size``, programs owning no cell go first (worst fitness first), then
+  cell owners; the best and the newcomer are never evicted.
+- After each admitted LLM child (``end_iteration``) its island's generation grows by one; when
+  ``max(generations) - last_migration >= migration_interval`` the top
+  ``max(1, int(n * migration_rate))`` of every island (by fitness) are copied to islands
+  ``i+1`` then ``i-1`` (mod N), skipping migrants and code the target island already holds.
+
+Islands and the archive are insertion-ordered here; the reference keeps them in Python sets of
+uuids, whose order is arbitrary (see the scaffold README).  Feature coordinates follow
+:mod:`scaffolds.openevolve.features`; every coordinate computation, the selection's included,
+widens the running min/max as in the reference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from harness.core.block import Step
+from harness.core.errors import HarnessError
+from harness.core.population import BasePopulation
+from harness.core.records import IterationOutcome, Program
+from harness.core.rng import rng_from_state, rng_state
+from harness.core.validation import StrictModel
+from scaffolds.openevolve.features import FeatureScaler, fast_diversity, fitness
+
+__all__ = ["MapElitesIslandsConfig", "MapElitesIslandsPopulation"]
+
+#: Diversity values kept (the reference's LRU of 1,000 entries, evicted oldest first).
+DIVERSITY_CACHE_SIZE = 1000
+BUILTIN_FEATURES = ("complexity", "diversity", "score")
+
+
+class MapElitesIslandsConfig(StrictModel):
+    #: Islands, each with its own grid; a child joins the island it was sampled from.
+    num_islands: int = Field(5, ge=1, le=1000)
+    #: Global elite archive capacity; also floors ``feature_bins`` (bins^dims >= archive).
+    archive_size: int = Field(100, ge=1)
+    #: Programs kept before eviction (cell owners last).
+    population_size: int = Field(1000, ge=1)
+    #: Behaviour axes: ``complexity``, ``diversity``, ``score`` or any numeric metric name.
+    feature_dimensions: list[str] = Field(default_factory=lambda: ["complexity", "diversity"])
+    #: Bins per axis: one number for all, or a number per dimension.
+    feature_bins: int | dict[str, int] = 10
+    #: Migrate when the leading island is this many generations past the last migration.
+    migration_interval: int = Field(50, ge=1)
+    #: Share of each island copied to each ring neighbour.
+    migration_rate: float = Field(0.1, ge=0.0, le=1.0)
+    #: Programs in the reference sample the diversity descriptor compares against.
+    diversity_reference_size: int = Field(20, ge=1)
+
+    @field_validator("feature_dimensions")
+    @classmethod
+    def _dimensions(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("feature_dimensions needs at least one dimension")
+        if len(set(value)) != len(value):
+            raise ValueError(f"feature_dimensions has a duplicate: {value}")
+        return value
+
+    @field_validator("feature_bins")
+    @classmethod
+    def _bins(cls, value: int | dict[str, int]) -> int | dict[str, int]:
+        counts = value.values() if isinstance(value, dict) else [value]
+        if any(n < 1 for n in counts):
+            raise ValueError(f"feature_bins must be at least 1, got {value}")
+        return value
+
+
+def _digest(code: str) -> str:
+    return hashlib.blake2b(code.encode(), digest_size=8).hexdigest()
+
+
+class MapElitesIslandsPopulation(BasePopulation):
+    """See the module docstring.  ``rng`` drives the one random step the reference takes here
+    (the first pick of the diversity reference set once more programs exist than it holds)."""
+
+    def __init__(self, config: MapElitesIslandsConfig, rng: random.Random) -> None:
+        self.config = config
+        self.rng = rng
+        dims = config.feature_dimensions
+        if isinstance(config.feature_bins, int):
+            floor = int(pow(config.archive_size, 1 / len(dims)) + 0.99)
+            self.feature_bins = max(config.feature_bins, floor)
+            self.bins = {d: self.feature_bins for d in dims}
+        else:  # the reference's fallback of 10 for a dimension the dict does not name
+            self.feature_bins = 10
+            self.bins = {d: config.feature_bins.get(d, 10) for d in dims}
+        n = config.num_islands
+        self._programs: dict[str, Program] = {}
+        self._island_of: dict[str, int] = {}
+        self.islands: list[dict[str, None]] = [{} for _ in range(n)]
+        self.cells: list[dict[str, str]] = [{} for _ in range(n)]
+        self.archive: dict[str, None] = {}
+        self.best_id: str | None = None
+        self.island_best: list[str | None] = [None] * n
+        self.generations = [0] * n
+        self.last_migration = 0
+        self.scaler = FeatureScaler()
+        self._reference: list[str] = []  # ids of the programs whose code is the reference set
+        self._reference_code: list[str] = []
+        self._diversity: dict[str, tuple[float, str]] = {}  # code digest -> (value, program id)
+        self._frozen: dict[str, float] = {}  # code digest -> value against the full reference
+        self._events: list[tuple[str, dict[str, Any]]] = []
+
+    # -- the population contract -------------------------------------------------------------
+    def programs(self) -> Sequence[Program]:
+        return list(self._programs.values())
+
+    def get(self, program_id: str) -> Program | None:
+        return self._programs.get(program_id)
+
+    def __len__(self) -> int:
+        return len(self._programs)
+
+    def __contains__(self, program_id: object) -> bool:
+        return program_id in self._programs
+
+    def best(self) -> Program | None:
+        return self._programs.get(self.best_id) if self.best_id else None
+
+    def add(self, program: Program) -> bool:
+        if program.id in self._programs:
+            return False
+        island = program.metadata.get("island")
+        if not isinstance(island, int) or isinstance(island, bool):
+            parent = self._programs.get(program.parent_id or "")
+            island = self._island_of.get(parent.id, 0) if parent else 0
+        self._place(program, island % len(self.islands))
+        return True
+
+    # -- what the selection policy and prompt builder read ------------------------------------
+    def fitness(self, program: Program) -> float:
+        return fitness(program.metrics, self.config.feature_dimensions)
+
+    def island_of(self, program_id: str) -> int | None:
+        return self._island_of.get(program_id)
+
+    def island_members(self, island: int) -> list[Program]:
+        return [self._programs[pid] for pid in self.islands[island] if pid in self._programs]
+
+    def island_top(self, island: int, n: int) -> list[Program]:
+        ranked = sorted(self.island_members(island), key=self.fitness, reverse=True)
+        return ranked[: max(0, n)]
+
+    def archive_members(self) -> list[Program]:
+        return [self._programs[pid] for pid in self.archive if pid in self._programs]
+
+    def valid_island_best(self, island: int) -> str | None:
+        """The island's best if it still lives there; a stale reference is cleared, as the
+        reference's inspiration sampling does."""
+        best = self.island_best[island]
+        if best is not None and (best not in self._programs or best not in self.islands[island]):
+            self.island_best[island] = None
+            return None
+        return best
+
+    def coordinates(self, program: Program) -> list[int]:
+        """The program's grid coordinates under the current scaling (observing its values)."""
+        coords = []
+        for dim in self.config.feature_dimensions:
+            bins = self.bins[dim]
+            if dim in program.metrics:
+                coords.append(self.scaler.bin(dim, self._metric(program, dim), bins))
+            elif dim == "complexity":
+                coords.append(self.scaler.bin(dim, float(len(program.code)), bins))
+            elif dim == "diversity":
+                if len(self._programs) < 2:
+                    coords.append(0)
+                else:
+                    coords.append(self.scaler.bin(dim, self._diversity_of(program), bins))
+            elif dim == "score":
+                if not program.metrics:
+                    coords.append(0)
+                else:
+                    coords.append(self.scaler.bin(dim, self.fitness(program), bins))
+            else:
+                raise HarnessError(
+                    f"feature dimension {dim!r} is not a metric of program {program.id} "
+                    f"(metrics: {', '.join(sorted(program.metrics)) or 'none'}); built-in "
+                    f"dimensions are {', '.join(BUILTIN_FEATURES)}: fix "
+                    "population.feature_dimensions or make the evaluator report it"
+                )
+        return coords
+
+    @staticmethod
+    def cell_key(coords: Sequence[int]) -> str:
+        return "-".join(str(c) for c in coords)
+
+    # -- admission ------------------------------------------------------------------------------
+    def _place(self, program: Program, island: int) -> None:
+        pid = program.id
+        self._programs[pid] = program
+        coords = self.coordinates(program)
+        key = self.cell_key(coords)
+        grid = self.cells[island]
+        incumbent = grid.get(key)
+        if incumbent is None or incumbent not in self._programs:
+            take = True
+        else:
+            take = self._better(program, self._programs[incumbent])
+        displaced = None
+        if take:
+            if incumbent is not None:
+                if incumbent in self._programs and incumbent in self.archive:
+                    del self.archive[incumbent]
+                    self.archive[pid] = None
+                self.islands[island].pop(incumbent, None)
+                displaced = incumbent
+            grid[key] = pid
+        self.islands[island][pid] = None
+        self._island_of[pid] = island
+        self._update_archive(program)
+        self._update_best(program)
+        self._update_island_best(program, island)
+        removed = None
+        if displaced is not None and displaced != pid and self._remove_if_orphaned(displaced):
+            removed = displaced
+        evicted = self._enforce_cap(exclude=pid)
+        self._events.append(
+            (
+                "placement",
+                {
+                    "program": pid,
+                    "island": island,
+                    "cell": key,
+                    "took_cell": take,
+                    "displaced": displaced,
+                    "removed": removed,
+                    "archived": pid in self.archive,
+                    "evicted": evicted,
+                    "migrant": bool(program.metadata.get("migrant")),
+                },
+            )
+        )
+
+    def _better(self, a: Program, b: Program) -> bool:
+        """``_is_better``: metrics beat none; two without metrics: the newer (``a``, always the
+        newcomer here) wins, as the reference compares timestamps; else strictly fitter."""
+        if not a.metrics or not b.metrics:
+            return bool(a.metrics) or not b.metrics
+        return self.fitness(a) > self.fitness(b)
+
+    def _update_archive(self, program: Program) -> None:
+        if len(self.archive) < self.config.archive_size:
+            self.archive[program.id] = None
+            return
+        for stale in [pid for pid in self.archive if pid not in self._programs]:
+            del self.archive[stale]
+        if len(self.archive) < self.config.archive_size:
+            self.archive[program.id] = None
+            return
+        members = self.archive_members()
+        if not members:
+            self.archive[program.id] = None
+            return
+        worst = min(members, key=self.fitness)
+        if self._better(program, worst) and worst.id != program.id:
+            del self.archive[worst.id]
+            self.archive[program.id] = None
+
+    def _update_best(self, program: Program) -> None:
+        if self.best_id is None or self.best_id not in self._programs:
+            self.best_id = program.id
+        elif self._better(program, self._programs[self.best_id]):
+            self.best_id = program.id
+
+    def _update_island_best(self, program: Program, island: int) -> None:
+        current = self.island_best[island]
+        if current is None:
+            self.island_best[island] = program.id
+        elif current not in self.islands[island] or current not in self._programs:
+            self._cleanup_island_bests()
+        elif self._better(program, self._programs[current]):
+            self.island_best[island] = program.id
+
+    def _cleanup_island_bests(self) -> None:
+        cleared = False
+        for i, best in enumerate(self.island_best):
+            if best is not None and (best not in self._programs or best not in self.islands[i]):
+                self.island_best[i] = None
+                cleared = True
+        if not cleared:
+            return
+        for i, best in enumerate(self.island_best):
+            if best is None and self.islands[i]:
+                members = self.island_members(i)
+                if members:
+                    self.island_best[i] = max(members, key=self.fitness).id
+
+    def _remove_if_orphaned(self, pid: str) -> bool:
+        if pid not in self._programs:
+            return False
+        if any(pid in island for island in self.islands):
+            return False
+        if any(pid in grid.values() for grid in self.cells):
+            return False
+        if pid == self.best_id:
+            return False
+        del self._programs[pid]
+        del self._island_of[pid]
+        self.archive.pop(pid, None)
+        self._cleanup_island_bests()
+        return True
+
+    def _enforce_cap(self, exclude: str) -> list[str]:
+        best = self.best_id
+        orphan_best = (
+            best in self._programs
+            and not any(best in island for island in self.islands)
+            and not any(best in grid.values() for grid in self.cells)
+        )
+        excess = len(self._programs) - int(orphan_best) - self.config.population_size
+        if excess <= 0:
+            return []
+        protected = {best, exclude}
+        owners = {pid for grid in self.cells for pid in grid.values()}
+        candidates = [p for p in self._programs.values() if p.id not in protected]
+        plain = sorted((p for p in candidates if p.id not in owners), key=self.fitness)
+        elite = sorted((p for p in candidates if p.id in owners), key=self.fitness)
+        doomed = [p.id for p in (plain + elite)[:excess]]
+        for pid in doomed:
+            del self._programs[pid]
+            del self._island_of[pid]
+            for grid in self.cells:
+                for key in [k for k, owner in grid.items() if owner == pid]:
+                    del grid[key]
+            for island in self.islands:
+                island.pop(pid, None)
+            self.archive.pop(pid, None)
+        self._cleanup_island_bests()
+        return doomed
+
+    # -- diversity ------------------------------------------------------------------------------
+    def _metric(self, program: Program, dim: str) -> float:
+        value = program.metrics[dim]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise HarnessError(
+                f"feature dimension {dim!r} of program {program.id} is {value!r}, not a number: "
+                "a dimension must be a numeric metric (raw value, not a bin)"
+            )
+        return float(value)
+
+    def _diversity_of(self, program: Program) -> float:
+        digest = _digest(program.code)
+        cached = self._diversity.get(digest)
+        if cached is not None:
+            return cached[0]
+        full = len(self._reference) >= self.config.diversity_reference_size
+        if not full:
+            self._refresh_reference()
+        # Once full, the reference set never changes again, so a value computed against it is
+        # a function of the code alone: remembered beyond the 1,000-entry cache (whose contents
+        # and order, which decide the values computed earlier, stay the reference's).
+        value = self._frozen.get(digest) if full else None
+        if value is None:
+            code = program.code
+            scores = [fast_diversity(code, ref) for ref in self._reference_code if ref != code]
+            value = sum(scores) / len(scores) if scores else 0.0
+            if len(self._reference) >= self.config.diversity_reference_size:
+                self._frozen[digest] = value
+        if len(self._diversity) >= DIVERSITY_CACHE_SIZE:
+            del self._diversity[next(iter(self._diversity))]
+        self._diversity[digest] = (value, program.id)
+        return value
+
+    def _refresh_reference(self) -> None:
+        everyone = list(self._programs.values())
+        if not everyone:
+            return
+        size = self.config.diversity_reference_size
+        if len(everyone) <= size:
+            chosen = everyone
+        else:  # greedy max-min diversity from a random start
+            rest = list(everyone)
+            chosen = [rest.pop(self.rng.randint(0, len(rest) - 1))]
+            while len(chosen) < size and rest:
+                best_at, best_div = -1, -1.0
+                for i, candidate in enumerate(rest):
+                    nearest = min(fast_diversity(candidate.code, c.code) for c in chosen)
+                    if nearest > best_div:
+                        best_at, best_div = i, nearest
+                chosen.append(rest.pop(best_at))
+        self._reference = [p.id for p in chosen]
+        self._reference_code = [p.code for p in chosen]
+
+    # -- generations and migration ------------------------------------------------------------
+    async def end_iteration(self, step: Step, outcome: IterationOutcome) -> None:
+        for kind, payload in self._events:
+            step.event(kind, **payload)
+        self._events.clear()
+        child = outcome.child
+        if outcome.iteration == 0 or child is None or not outcome.admitted:
+            return
+        island = self._island_of.get(child.id, 0)
+        self.generations[island] += 1
+        if max(self.generations) - self.last_migration >= self.config.migration_interval:
+            self._migrate(step)
+
+    def _migrate(self, step: Step) -> None:
+        moves: list[dict[str, Any]] = []
+        n = len(self.islands)
+        if n >= 2:
+            for i in range(n):
+                members = self.island_members(i)
+                if not members:
+                    continue
+                members.sort(key=self.fitness, reverse=True)
+                count = max(1, int(len(members) * self.config.migration_rate))
+                for source in members[:count]:
+                    for target in ((i + 1) % n, (i - 1) % n):
+                        moves.append(self._migrate_one(step, source.id, i, target))
+        self.last_migration = max(self.generations)
+        step.event(
+            "migration",
+            generation=self.last_migration,
+            generations=list(self.generations),
+            moves=[m for m in moves if m],
+        )
+        for kind, payload in self._events:
+            step.event(kind, **payload)
+        self._events.clear()
+
+    def _migrate_one(self, step: Step, pid: str, source: int, target: int) -> dict[str, Any]:
+        program = self._programs.get(pid)
+        if program is None or program.metadata.get("migrant"):
+            return {}
+        move: dict[str, Any] = {"program": pid, "from": source, "to": target}
+        if any(p.code == program.code for p in self.island_members(target)):
+            return {**move, "skipped": "identical code on the target island"}
+        copy = step.new_program(program, metadata={"island": target, "migrant": True})
+        self._place(copy, target)
+        return {**move, "copy": copy.id}
+
+    # -- checkpoint -----------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "members": list(self._programs),
+            "island_of": [self._island_of[pid] for pid in self._programs],
+            "islands": [list(island) for island in self.islands],
+            "cells": [dict(grid) for grid in self.cells],
+            "archive": list(self.archive),
+            "best": self.best_id,
+            "island_best": list(self.island_best),
+            "generations": list(self.generations),
+            "last_migration": self.last_migration,
+            "feature_stats": self.scaler.state_dict(),
+            "reference": list(self._reference),
+            "diversity": [[pid, value] for value, pid in self._diversity.values()],
+            "rng": rng_state(self.rng),
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any], programs: Mapping[str, Program]) -> None:
+        self._programs = {pid: programs[pid] for pid in state["members"]}
+        self._island_of = dict(zip(state["members"], state["island_of"], strict=True))
+        self.islands = [dict.fromkeys(island) for island in state["islands"]]
+        self.cells = [dict(grid) for grid in state["cells"]]
+        self.archive = dict.fromkeys(state["archive"])
+        self.best_id = state["best"]
+        self.island_best = list(state["island_best"])
+        self.generations = [int(g) for g in state["generations"]]
+        self.last_migration = int(state["last_migration"])
+        self.scaler.load_state_dict(state["feature_stats"])
+        self._reference = list(state["reference"])
+        self._reference_code = [programs[pid].code for pid in self._reference]
+        self._diversity = {
+            _digest(programs[pid].code): (float(value), pid) for pid, value in state["diversity"]
+        }
+        rng_from_state(self.rng, state["rng"])
+        self._frozen.clear()
+        self._events.clear()
