@@ -27,17 +27,11 @@ from functools import lru_cache
 from typing import Any
 
 from harness.core.records import Program
+from harness.core.scoring import number
 
 __all__ = ["ArchiveWeights", "IslandArchive", "archive_fitness", "code_distance", "proxy_fitness"]
 
 _FITNESS_KEYS = ("score", "fitness", "accuracy", "reward")
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return None
-    f = float(value)
-    return None if math.isnan(f) else f
 
 
 def archive_fitness(program: Program) -> float:
@@ -45,13 +39,13 @@ def archive_fitness(program: Program) -> float:
     numeric metric, else 0 (bools and NaN are not numbers here)."""
     metrics = program.metrics
     for key in ("combined_score", *_FITNESS_KEYS):
-        value = _number(metrics.get(key))
+        value = number(metrics.get(key))
         if value is not None:
             return value
     for value in metrics.values():
-        number = _number(value)
-        if number is not None:
-            return number
+        f = number(value)
+        if f is not None:
+            return f
     return 0.0
 
 
