@@ -19,14 +19,12 @@ def _population(cfg: MapElitesIslandsConfig, ctx: BuildContext) -> MapElitesIsla
 
 
 def _selection(cfg: ThreeTierConfig, ctx: BuildContext) -> ThreeTierPolicy:
-    population = ctx.built["population"]
-    assert isinstance(population, MapElitesIslandsPopulation)  # the composition check ensures it
+    population = ctx.built_as("population", MapElitesIslandsPopulation)
     return ThreeTierPolicy(ctx.rng("selection_policy"), cfg, population)
 
 
 def _prompt(cfg: OpenEvolvePromptConfig, ctx: BuildContext) -> OpenEvolvePromptBuilder:
-    population = ctx.built["population"]
-    assert isinstance(population, MapElitesIslandsPopulation)  # the composition check ensures it
+    population = ctx.built_as("population", MapElitesIslandsPopulation)
     policy = ctx.built.get("selection_policy")
     sizes = policy.config if isinstance(policy, ThreeTierPolicy) else ThreeTierConfig()
     # The card reuses num_inspirations as the prompt's num_top_programs.
