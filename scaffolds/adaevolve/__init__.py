@@ -38,7 +38,6 @@ def _policy(cfg: AdaEvolvePolicyConfig, ctx: BuildContext) -> AdaEvolvePolicy:
         cfg,
         population,
         memory if isinstance(memory, ParadigmMemory) else None,
-        migration_count=population.config.migration_count,
     )
 
 

@@ -92,13 +92,11 @@ class AdaEvolvePolicy(BaseSelectionPolicy):
         config: AdaEvolvePolicyConfig,
         population: AdaEvolveArchipelago,
         memory: ParadigmMemory | None,
-        migration_count: int,
     ) -> None:
         super().__init__(rng)
         self.config = config
         self.population = population
         self.memory = memory
-        self.migration_count = migration_count
         self.bandit = IslandBandit(
             decay=config.decay, exploration=config.ucb_exploration, min_visits=config.min_visits
         )
@@ -288,7 +286,7 @@ class AdaEvolvePolicy(BaseSelectionPolicy):
         count = len(pop.islands)
         for src in range(count):
             dest = (src + 1) % count
-            for source in pop.islands[src].top(self.migration_count):
+            for source in pop.islands[src].top(pop.config.migration_count):
                 if any(p.code == source.code for p in pop.islands[dest].members()):
                     continue
                 copy = step.new_program(

@@ -47,13 +47,7 @@ def blocks(script: dict[str, Any]) -> tuple[AdaEvolveArchipelago, AdaEvolvePolic
         spawn_cooldown_iterations=script["spawn_cooldown_iterations"],
         use_ucb_selection=script["use_ucb_selection"],
     )
-    policy = AdaEvolvePolicy(
-        random.Random(script.get("rng", 0)),
-        config,
-        population,
-        None,
-        population.config.migration_count,
-    )
+    policy = AdaEvolvePolicy(random.Random(script.get("rng", 0)), config, population, None)
     return population, policy
 
 
