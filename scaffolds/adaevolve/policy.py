@@ -174,6 +174,8 @@ class AdaEvolvePolicy(BaseSelectionPolicy):
             self.current_island = 0
 
     def _global_top(self, parent: Program, n: int) -> list[Program]:
+        # Not population.top_by_proxy: the reference (SkyDiscover 0.1.0's _sample_global_top)
+        # returns a pool of at most n candidates as found, in island order, unsorted.
         pool = [p for isl in self.population.islands for p in isl.members() if p.id != parent.id]
         if len(pool) <= n:
             return pool
