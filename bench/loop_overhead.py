@@ -6,7 +6,8 @@ What remains is the loop itself: selection, prompt rendering, diff application, 
 observe hooks, events, and the per-iteration SQLite transaction with its checkpoint.  For evox
 that includes the ``sample``/``add`` calls to the strategy's container (Docker), with strategy
 switches disabled (they are LLM-bound); for adaevolve the archives' crowding, the island
-bookkeeping and the paradigm path (the instant model answers guide requests with three ideas).
+bookkeeping and the paradigm path (the instant model answers guide requests with the offline
+model's paradigm responder).
 The programs are prefilled through the population's ``add`` (for adaevolve: crowding into
 island 0, whose archive keeps 20 of them; the store holds them all).
 
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import re
 import statistics
@@ -33,18 +33,14 @@ from harness.core.controller import Controller  # noqa: E402
 from harness.core.evaluator import BaseEvaluator  # noqa: E402
 from harness.core.records import EvalResult, LLMCall, Program, Prompt  # noqa: E402
 from harness.core.registry import BuildEnv, build_scaffold, list_scaffolds, load_config  # noqa: E402
+from harness.llm.offline.paradigm_responder import paradigm_responder  # noqa: E402
+from harness.llm.offline.responders import OfflineRequest, ResponseContext  # noqa: E402
 from harness.llm.usage import UsageMeter  # noqa: E402
 from harness.store.base import IterationCommit, RunRecord  # noqa: E402
 from harness.store.sqlite import SQLiteStore  # noqa: E402
 
 FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.S)
-PARADIGMS = json.dumps(
-    {
-        "ideas": [
-            {"idea": f"idea {k}", "description": "d", "approach_type": f"t{k}"} for k in range(3)
-        ]
-    }
-)
+PARADIGMS = paradigm_responder()
 
 
 class InstantModel:
@@ -60,8 +56,11 @@ class InstantModel:
         pass
 
     async def generate(self, prompt: Prompt, *, purpose: str, seed: int) -> LLMCall:
-        if purpose == "paradigm":  # an AdaEvolve guide request: three well-formed ideas
-            return LLMCall(model="instant", text=PARADIGMS, prompt_tokens=1, completion_tokens=1)
+        if purpose == "paradigm":  # an AdaEvolve guide request: the offline model's ideas
+            messages = tuple((m["role"], m["content"]) for m in prompt.messages())
+            request = OfflineRequest("instant", messages, seed)
+            text = PARADIGMS.respond(request, ResponseContext(random.Random(seed)))
+            return LLMCall(model="instant", text=text, prompt_tokens=1, completion_tokens=1)
         blocks = FENCE.findall(prompt.user)
         line = next((ln for ln in blocks[-1].splitlines() if ln.startswith("x = ")), None)
         if line is None:  # not a solution prompt (an EvoX strategy rewrite): decline

@@ -1,4 +1,5 @@
-"""Test doubles for the LLM and evaluator seams (never for Docker or the openai client)."""
+"""Test doubles for the LLM and evaluator seams and for the :class:`~harness.core.block.Step`
+hooks receive (never for Docker or the openai client)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from harness.core._iteration import copy_program
 from harness.core.errors import BudgetExhausted
 from harness.core.evaluator import BaseEvaluator
 from harness.core.proposer import LLM, BaseProposer
@@ -96,3 +98,38 @@ class ScoreEvaluator(BaseEvaluator):
         match = re.search(r"score = ([-0-9.e]+)", code)
         value = float(match.group(1)) if match else 0.0
         return EvalResult(status="ok", metrics={"combined_score": value, "validity": 1.0})
+
+
+class RecordingStep:
+    """A :class:`~harness.core.block.Step` for driving blocks without the controller: it records
+    events and makes copies with the controller's :func:`~harness.core._iteration.copy_program`
+    (same checks, same ``copy_of``), named ``p<iteration>.<n>`` as the controller names them
+    unless a subclass overrides :meth:`copy_id`. It has no stored programs, and an LLM only
+    when given one."""
+
+    def __init__(self, iteration: int, max_iterations: int = 1000, llm: Any = None) -> None:
+        self.iteration = iteration
+        self._llm = llm
+        self.max_iterations = max_iterations
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self.copies = 0
+
+    @property
+    def llm(self) -> LLM:
+        if self._llm is None:
+            raise AssertionError("this block hook was not expected to call the LLM")
+        return self._llm
+
+    def event(self, kind: str, **payload: Any) -> None:
+        self.events.append((kind, payload))
+
+    def programs(self) -> Mapping[str, Program]:
+        return {}
+
+    def copy_id(self, source: Program, metadata: Mapping[str, Any]) -> str:
+        return f"p{self.iteration}.{self.copies}"
+
+    def new_program(self, source: Program, **changes: Any) -> Program:
+        self.copies += 1
+        new_id = self.copy_id(source, changes.get("metadata") or {})
+        return copy_program(source, new_id, self.iteration, **changes)

@@ -26,7 +26,14 @@ from harness.core.records import Program, Prompt, Selection
 from harness.core.validation import StrictModel
 from harness.diffs import fenced
 
-__all__ = ["DefaultPromptBuilder", "DefaultPromptConfig", "format_value", "previous_attempts"]
+__all__ = [
+    "DefaultPromptBuilder",
+    "DefaultPromptConfig",
+    "format_value",
+    "outcome",
+    "previous_attempts",
+    "tail",
+]
 
 TEMPLATES = Path(__file__).with_name("templates")
 #: Previous attempts: the best ``HISTORY_SIZE`` of the programs of the last ``HISTORY_WINDOW``
@@ -92,8 +99,22 @@ def format_value(value: Any) -> str:
     return f"{f:.6g}"
 
 
-def _tail(text: str, limit: int) -> str:
+def tail(text: str, limit: int) -> str:
+    """The last ``limit`` characters of ``text``, marked with a leading ``…`` when cut."""
     return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def outcome(program: Program) -> str:
+    """How ``program`` did against its parent (``metadata["parent_score"]``): ``improvement``,
+    ``regression``, ``no change``, or ``no parent``."""
+    parent_score = program.metadata.get("parent_score")
+    if parent_score is None:
+        return "no parent"
+    if program.score > parent_score:
+        return "improvement"
+    if program.score < parent_score:
+        return "regression"
+    return "no change"
 
 
 def _head(text: str, limit: int) -> str:
@@ -126,8 +147,8 @@ class DefaultPromptBuilder(BasePromptBuilder):
             {
                 "index": a.index + 1,
                 "stage": a.stage,
-                "error": _tail(a.error, cfg.max_traceback_chars),
-                "traceback": _tail(a.traceback, cfg.max_traceback_chars) if a.traceback else "",
+                "error": tail(a.error, cfg.max_traceback_chars),
+                "traceback": tail(a.traceback, cfg.max_traceback_chars) if a.traceback else "",
                 "code": _head(a.code, cfg.max_failed_code_chars) if a.code else "",
             }
             for a in context.attempts
@@ -174,22 +195,13 @@ class DefaultPromptBuilder(BasePromptBuilder):
 
     def _feedback(self, parent: Program) -> str:
         parts = [f"{k}: {v}" for k, v in parent.artifacts.items() if v]
-        return _tail("\n".join(parts), self.config.max_feedback_chars) if parts else ""
+        return tail("\n".join(parts), self.config.max_feedback_chars) if parts else ""
 
     @staticmethod
     def _history_item(program: Program) -> dict[str, str]:
-        parent_score = program.metadata.get("parent_score")
-        if parent_score is None:
-            outcome = "no parent"
-        elif program.score > parent_score:
-            outcome = "improvement"
-        elif program.score < parent_score:
-            outcome = "regression"
-        else:
-            outcome = "no change"
         return {
             "id": program.id,
             "score": format_value(program.score),
-            "outcome": outcome,
+            "outcome": outcome(program),
             "changes": program.changes or "(not recorded)",
         }

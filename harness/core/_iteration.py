@@ -20,7 +20,15 @@ from harness.core.llm import LLM, ChatModel
 from harness.core.records import Event, LLMCall, Program, Prompt
 from harness.core.store import EvaluationRow, LLMCallRow
 
-__all__ = ["IterationBuffer", "IterationStep", "LLMHandle", "Meter", "program_id"]
+__all__ = [
+    "COPY_FIELDS",
+    "IterationBuffer",
+    "IterationStep",
+    "LLMHandle",
+    "Meter",
+    "copy_program",
+    "program_id",
+]
 
 #: Fields ``Step.new_program`` may change on a copy (never code, metrics or score).
 COPY_FIELDS = frozenset(
@@ -31,6 +39,31 @@ COPY_FIELDS = frozenset(
 def program_id(iteration: int) -> str:
     """The id of the child admitted in ``iteration`` (at most one per iteration)."""
     return f"p{iteration}"
+
+
+def copy_program(source: Program, new_id: str, iteration: int, **changes: Any) -> Program:
+    """``source`` under ``new_id``, made in ``iteration``: same code, metrics and score; only
+    :data:`COPY_FIELDS` may change. ``parent_id`` defaults to the source, ``metadata`` is merged
+    over the source's, and ``metadata["copy_of"]`` names the original (a copy of a copy too)."""
+    bad = set(changes) - COPY_FIELDS
+    if bad:
+        raise HarnessError(
+            f"new_program cannot set {', '.join(sorted(bad))}: a copy keeps the source's "
+            f"code, metrics and score; it may change {', '.join(sorted(COPY_FIELDS))}"
+        )
+    metadata = {
+        **source.metadata,
+        **dict(changes.pop("metadata", None) or {}),
+        "copy_of": source.metadata.get("copy_of", source.id),
+    }
+    return dataclasses.replace(
+        source,
+        id=new_id,
+        iteration=iteration,
+        parent_id=changes.pop("parent_id", source.id),
+        metadata=metadata,
+        **changes,
+    )
 
 
 class Meter(Protocol):
@@ -139,25 +172,8 @@ class IterationStep:
         return self._programs
 
     def new_program(self, source: Program, **changes: Any) -> Program:
-        bad = set(changes) - COPY_FIELDS
-        if bad:
-            raise HarnessError(
-                f"new_program cannot set {', '.join(sorted(bad))}: a copy keeps the source's "
-                f"code, metrics and score; it may change {', '.join(sorted(COPY_FIELDS))}"
-            )
-        self._buffer.copies += 1
-        metadata = {
-            **source.metadata,
-            **dict(changes.pop("metadata", None) or {}),
-            "copy_of": source.metadata.get("copy_of", source.id),
-        }
-        copy = dataclasses.replace(
-            source,
-            id=f"{program_id(self.iteration)}.{self._buffer.copies}",
-            iteration=self.iteration,
-            parent_id=changes.pop("parent_id", source.id),
-            metadata=metadata,
-            **changes,
-        )
+        n = self._buffer.copies + 1
+        copy = copy_program(source, f"{program_id(self.iteration)}.{n}", self.iteration, **changes)
+        self._buffer.copies = n
         self._register(copy, self._buffer)
         return copy

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -31,6 +31,8 @@ __all__ = ["BUILD_ORDER", "BlockSpec", "BuildContext", "BuildEnv", "assemble", "
 
 #: Blocks are built in this order; a block's ``build`` sees the ones built before it.
 BUILD_ORDER = ("evaluator", "population", "memory", "selection_policy", "proposer", "prompt")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,20 @@ class BuildContext:
 
     def rng(self, name: str) -> random.Random:
         return self.env.rng(name)
+
+    def built_as(self, slot: str, cls: type[T]) -> T:
+        """The block built for ``slot``, which must be a ``cls``; else a :class:`ConfigError`
+        naming the slot and the composition's blocks (the requirement check normally refuses
+        such a composition first)."""
+        block = self.built.get(slot)
+        if isinstance(block, cls):
+            return block
+        named = self.config.blocks.named()
+        have = type(block).__name__ if slot in self.built else "nothing built yet"
+        raise ConfigError(
+            f"this composition needs a {cls.__name__} in the {slot} slot, got {have} "
+            f"(blocks: {', '.join(f'{s}={n}' for s, n in named.items())})"
+        )
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,18 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["get_score", "is_failure", "numeric_metrics"]
+__all__ = ["get_score", "is_failure", "number", "numeric_metrics"]
+
+
+def number(value: Any) -> float | None:
+    """``value`` as a float when it is a real, non-bool number other than NaN, else ``None``
+    (infinities are kept, as the references keep them)."""
+    if type(value) is float:  # the common case, without the isinstance chain
+        return None if value != value else value
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    f = float(value)
+    return None if math.isnan(f) else f
 
 
 def _is_number(v: Any) -> bool:

@@ -25,25 +25,25 @@ def _population(cfg: ArchipelagoConfig, ctx: BuildContext) -> AdaEvolveArchipela
 
 
 def _memory(cfg: ParadigmMemoryConfig, ctx: BuildContext) -> ParadigmMemory:
-    population = ctx.built["population"]
-    assert isinstance(population, AdaEvolveArchipelago)  # guaranteed by the block requirements
-    return ParadigmMemory(cfg, population, ctx.env.task)
+    return ParadigmMemory(cfg, ctx.built_as("population", AdaEvolveArchipelago), ctx.env.task)
 
 
 def _policy(cfg: AdaEvolvePolicyConfig, ctx: BuildContext) -> AdaEvolvePolicy:
-    population = ctx.built["population"]
-    assert isinstance(population, AdaEvolveArchipelago)  # guaranteed by the block requirements
+    population = ctx.built_as("population", AdaEvolveArchipelago)
+    # Optional: without the paradigm memory (memory: none, or another block) the policy runs
+    # without breakthrough ideas; nothing else in it depends on the memory.
     memory = ctx.built["memory"]
     return AdaEvolvePolicy(
         ctx.rng("selection_policy"),
         cfg,
         population,
         memory if isinstance(memory, ParadigmMemory) else None,
-        migration_count=population.config.migration_count,
     )
 
 
 def _prompt(cfg: AdaEvolvePromptConfig, ctx: BuildContext) -> AdaEvolvePromptBuilder:
+    # Optional: the prompt block requires no population; over a population without AdaEvolve's
+    # islands it leaves the sibling section out.
     population = ctx.built["population"]
     return AdaEvolvePromptBuilder(
         cfg, population if isinstance(population, AdaEvolveArchipelago) else None

@@ -27,17 +27,18 @@ from functools import lru_cache
 from typing import Any
 
 from harness.core.records import Program
+from harness.core.scoring import number
 
-__all__ = ["ArchiveWeights", "IslandArchive", "archive_fitness", "code_distance", "proxy_fitness"]
+__all__ = [
+    "Admission",
+    "ArchiveWeights",
+    "IslandArchive",
+    "archive_fitness",
+    "code_distance",
+    "proxy_fitness",
+]
 
 _FITNESS_KEYS = ("score", "fitness", "accuracy", "reward")
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return None
-    f = float(value)
-    return None if math.isnan(f) else f
 
 
 def archive_fitness(program: Program) -> float:
@@ -45,13 +46,13 @@ def archive_fitness(program: Program) -> float:
     numeric metric, else 0 (bools and NaN are not numbers here)."""
     metrics = program.metrics
     for key in ("combined_score", *_FITNESS_KEYS):
-        value = _number(metrics.get(key))
+        value = number(metrics.get(key))
         if value is not None:
             return value
     for value in metrics.values():
-        number = _number(value)
-        if number is not None:
-            return number
+        f = number(value)
+        if f is not None:
+            return f
     return 0.0
 
 
@@ -130,13 +131,21 @@ class ArchiveWeights:
     elite_ratio: float = 0.2
 
 
+@dataclass(frozen=True)
+class Admission:
+    """What :meth:`IslandArchive.add` did: whether the program is now a member, and the member
+    it displaced (crowding at capacity), if any."""
+
+    admitted: bool
+    evicted: str | None = None
+
+
 class IslandArchive:
     def __init__(self, capacity: int, k_neighbors: int, weights: ArchiveWeights) -> None:
         self.capacity = capacity
         self.k_neighbors = k_neighbors
         self.weights = weights
         self._members: dict[str, Program] = {}
-        self._parents: dict[str, str | None] = {}
         self._children: dict[str, list[str]] = {}
         self._elite: dict[str, float] = {}
         self._novelty: dict[str, float] = {}
@@ -172,22 +181,23 @@ class IslandArchive:
         return dict(self._novelty)
 
     # -- admission --------------------------------------------------------------------------
-    def add(self, program: Program) -> bool:
-        """Admit ``program`` (crowding at capacity); True if it is now a member."""
+    def add(self, program: Program) -> Admission:
+        """Admit ``program`` (crowding at capacity): whether it is now a member, and whom it
+        displaced."""
         if program.id in self._members:
-            return False
+            return Admission(False)
         if len(self._members) < self.capacity:
             self._insert(program)
-            return True
+            return Admission(True)
         self._refresh()
         victim = self._most_similar_unprotected(program)
         if victim is None:
-            return False
+            return Admission(False)
         if self.newcomer_elite_score(program) > self._elite.get(victim, 0.0):
             self._evict(victim)
             self._insert(program)
-            return True
-        return False
+            return Admission(True, victim)
+        return Admission(False)
 
     def newcomer_elite_score(self, program: Program) -> float:
         """The elite score ``program`` would have against the current members."""
@@ -232,14 +242,12 @@ class IslandArchive:
 
     def _insert(self, program: Program) -> None:
         self._members[program.id] = program
-        self._parents[program.id] = program.parent_id
         if program.parent_id:
             self._children.setdefault(program.parent_id, []).append(program.id)
         self._valid = False
 
     def _evict(self, program_id: str) -> None:
         del self._members[program_id]
-        self._parents.pop(program_id, None)
         for parent, kids in list(self._children.items()):
             if program_id in kids:
                 kids.remove(program_id)
@@ -317,6 +325,5 @@ class IslandArchive:
 
     def load_state_dict(self, state: Mapping[str, Any], programs: Mapping[str, Program]) -> None:
         self._members = {pid: programs[pid] for pid in state["members"]}
-        self._parents = {pid: programs[pid].parent_id for pid in self._members}
         self._children = {k: list(v) for k, v in state["children"].items()}
         self._valid = False

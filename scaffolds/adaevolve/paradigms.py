@@ -17,11 +17,10 @@ from typing import Any
 
 from harness.core.records import Program, Prompt, TaskInfo
 from harness.diffs import fenced
+from harness.llm.offline.paradigm_responder import PARADIGM_MARKER
 
-__all__ = ["MARKER", "format_guidance", "paradigm_prompt", "parse_ideas"]
+__all__ = ["format_guidance", "paradigm_prompt", "parse_ideas"]
 
-#: The heading only the paradigm request carries (the offline model answers it by this).
-MARKER = "# AdaEvolve paradigm request"
 FIELDS = ("idea", "description", "what_to_optimize", "cautions", "approach_type")
 REQUIRED = ("idea", "description", "approach_type")
 MAX_PROGRAM_CHARS = 20000
@@ -32,7 +31,8 @@ def paradigm_prompt(
     best: Program, best_score: float, tried: list[str], task: TaskInfo, count: int
 ) -> Prompt:
     system = (
-        f"{MARKER}\n\nYou advise an evolutionary program search that has stopped improving. "
+        f"{PARADIGM_MARKER}\n\n"
+        "You advise an evolutionary program search that has stopped improving. "
         "Propose fundamentally different approaches (algorithms, formulations, libraries) that "
         "could move the best program past its plateau, not small tweaks. Describe strategies "
         "in words; do not write code or diffs."

@@ -92,13 +92,11 @@ class AdaEvolvePolicy(BaseSelectionPolicy):
         config: AdaEvolvePolicyConfig,
         population: AdaEvolveArchipelago,
         memory: ParadigmMemory | None,
-        migration_count: int,
     ) -> None:
         super().__init__(rng)
         self.config = config
         self.population = population
         self.memory = memory
-        self.migration_count = migration_count
         self.bandit = IslandBandit(
             decay=config.decay, exploration=config.ucb_exploration, min_visits=config.min_visits
         )
@@ -176,6 +174,8 @@ class AdaEvolvePolicy(BaseSelectionPolicy):
             self.current_island = 0
 
     def _global_top(self, parent: Program, n: int) -> list[Program]:
+        # Not population.top_by_proxy: the reference (SkyDiscover 0.1.0's _sample_global_top)
+        # returns a pool of at most n candidates as found, in island order, unsorted.
         pool = [p for isl in self.population.islands for p in isl.members() if p.id != parent.id]
         if len(pool) <= n:
             return pool
@@ -288,7 +288,7 @@ class AdaEvolvePolicy(BaseSelectionPolicy):
         count = len(pop.islands)
         for src in range(count):
             dest = (src + 1) % count
-            for source in pop.islands[src].top(self.migration_count):
+            for source in pop.islands[src].top(pop.config.migration_count):
                 if any(p.code == source.code for p in pop.islands[dest].members()):
                     continue
                 copy = step.new_program(

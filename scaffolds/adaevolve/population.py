@@ -69,8 +69,8 @@ class AdaEvolveArchipelago(BasePopulation):
         self.best_program: Program | None = None
         self.best_score = float("-inf")
         self.last_improved = False
-        self._members: dict[str, int] = {}  # id -> island, admission order
-        self._programs: dict[str, Program] = {}
+        #: id -> (island, program), in admission order.
+        self._members: dict[str, tuple[int, Program]] = {}
         self.weights = ArchiveWeights(
             fitness_weight=config.fitness_weight,
             novelty_weight=config.novelty_weight,
@@ -94,35 +94,31 @@ class AdaEvolveArchipelago(BasePopulation):
 
     def add_to_island(self, island: int, program: Program) -> bool:
         """Admit ``program`` to ``island`` and update the global best (the reference's add)."""
-        admitted = self.islands[island].add(program)
+        admission = self.islands[island].add(program)
         self.last_improved = False
-        if admitted:
-            self._admitted(island, program)
+        if admission.admitted:
+            self._admitted(island, program, admission.evicted)
             fitness = proxy_fitness(program)
             if fitness > self.best_score:
                 self.best_score, self.best_program = fitness, program
                 self.last_improved = True
-        return admitted
+        return admission.admitted
 
     def place(self, island: int, program: Program) -> bool:
         """Straight into ``island``'s archive: no global-best update (spawned-island seeds)."""
-        admitted = self.islands[island].add(program)
-        if admitted:
-            self._admitted(island, program)
-        return admitted
+        admission = self.islands[island].add(program)
+        if admission.admitted:
+            self._admitted(island, program, admission.evicted)
+        return admission.admitted
 
-    def _admitted(self, island: int, program: Program) -> None:
-        self._members[program.id] = island
-        self._programs[program.id] = program
-        # Members that an archive evicted leave the population.
-        for pid in [
-            p for p, i in self._members.items() if i == island and p not in self.islands[i]
-        ]:
-            del self._members[pid]
-            del self._programs[pid]
+    def _admitted(self, island: int, program: Program, evicted: str | None) -> None:
+        self._members[program.id] = (island, program)
+        if evicted is not None:  # displaced from its archive, it leaves the population
+            del self._members[evicted]
 
     def island_of(self, program_id: str) -> int | None:
-        return self._members.get(program_id)
+        member = self._members.get(program_id)
+        return member[0] if member else None
 
     # -- the population contract ------------------------------------------------------------
     def add(self, program: Program) -> bool:
@@ -132,16 +128,17 @@ class AdaEvolveArchipelago(BasePopulation):
         return self.add_to_island(island, program)
 
     def programs(self) -> Sequence[Program]:
-        return list(self._programs.values())
+        return [p for _, p in self._members.values()]
 
     def get(self, program_id: str) -> Program | None:
-        return self._programs.get(program_id)
+        member = self._members.get(program_id)
+        return member[1] if member else None
 
     def __len__(self) -> int:
-        return len(self._programs)
+        return len(self._members)
 
     def __contains__(self, program_id: object) -> bool:
-        return program_id in self._programs
+        return program_id in self._members
 
     def best(self) -> Program | None:
         return self.best_program
@@ -169,16 +166,8 @@ class AdaEvolveArchipelago(BasePopulation):
             self._new_island(preset, weights or PRESETS[preset])
         for island, island_state in zip(self.islands, state["islands"], strict=True):
             island.load_state_dict(island_state, programs)
-        self._members = {}
-        self._programs = {}
-        where = {pid: i for i, isl in enumerate(self.islands) for pid in isl_ids(isl)}
-        for pid in state["members"]:
-            self._members[pid] = where[pid]
-            self._programs[pid] = programs[pid]
+        where = {p.id: i for i, isl in enumerate(self.islands) for p in isl.members()}
+        self._members = {pid: (where[pid], programs[pid]) for pid in state["members"]}
         self.best_program = programs[state["best"]] if state["best"] else None
         self.best_score = float(state["best_score"])
         self.last_improved = bool(state["last_improved"])
-
-
-def isl_ids(island: IslandArchive) -> list[str]:
-    return [p.id for p in island.members()]

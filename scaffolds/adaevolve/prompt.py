@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from harness.components.prompt import format_value, previous_attempts
+from harness.components.prompt import format_value, outcome, previous_attempts, tail
 from harness.core.prompt import BasePromptBuilder, PromptContext
 from harness.core.records import Program, Prompt, Selection
 from harness.core.validation import StrictModel
@@ -64,7 +64,7 @@ class AdaEvolvePromptBuilder(BasePromptBuilder):
             f"- {k}: {format_value(v)}" for k, v in parent.metrics.items() if k != "error"
         )
         history = "\n".join(
-            f"## Program {p.id} (score {format_value(p.score)}, {_outcome(p)} vs its parent)\n"
+            f"## Program {p.id} (score {format_value(p.score)}, {outcome(p)} vs its parent)\n"
             f"Changes: {p.changes or '(not recorded)'}"
             for p in previous_attempts(context.population)
         )
@@ -162,23 +162,9 @@ class AdaEvolvePromptBuilder(BasePromptBuilder):
     def _retry(self, context: PromptContext) -> str:
         if not context.attempts:
             return ""
-        error = context.attempts[-1].error or "unknown error"
-        limit = self.config.max_error_chars
-        if len(error) > limit:
-            error = "…" + error[-limit:]
+        error = tail(context.attempts[-1].error or "unknown error", self.config.max_error_chars)
         return (
             "## The previous attempt failed\n"
             f"Error: {error.replace('```', chr(39) * 3)}\n"
             "Avoid this problem in your new answer."
         )
-
-
-def _outcome(program: Program) -> str:
-    parent_score = program.metadata.get("parent_score")
-    if parent_score is None:
-        return "no parent"
-    if program.score > parent_score:
-        return "improvement"
-    if program.score < parent_score:
-        return "regression"
-    return "no change"

@@ -13,23 +13,24 @@ from scaffolds.openevolve.selection import ThreeTierConfig, ThreeTierPolicy
 
 __all__ = ["BLOCKS"]
 
+#: The prompt takes its program counts from the three-tier policy's section (as the card has it).
+THREE_TIER = frozenset({"three_tier"})
+
 
 def _population(cfg: MapElitesIslandsConfig, ctx: BuildContext) -> MapElitesIslandsPopulation:
     return MapElitesIslandsPopulation(cfg, ctx.rng("population"))
 
 
 def _selection(cfg: ThreeTierConfig, ctx: BuildContext) -> ThreeTierPolicy:
-    population = ctx.built["population"]
-    assert isinstance(population, MapElitesIslandsPopulation)  # the composition check ensures it
+    population = ctx.built_as("population", MapElitesIslandsPopulation)
     return ThreeTierPolicy(ctx.rng("selection_policy"), cfg, population)
 
 
 def _prompt(cfg: OpenEvolvePromptConfig, ctx: BuildContext) -> OpenEvolvePromptBuilder:
-    population = ctx.built["population"]
-    assert isinstance(population, MapElitesIslandsPopulation)  # the composition check ensures it
-    policy = ctx.built.get("selection_policy")
-    sizes = policy.config if isinstance(policy, ThreeTierPolicy) else ThreeTierConfig()
-    # The card reuses num_inspirations as the prompt's num_top_programs.
+    population = ctx.built_as("population", MapElitesIslandsPopulation)
+    # The card keeps the prompt's sizes under selection_policy: num_inspirations doubles as the
+    # prompt's num_top_programs, num_diverse is its num_diverse_programs.
+    sizes = ctx.built_as("selection_policy", ThreeTierPolicy).config
     return OpenEvolvePromptBuilder(
         cfg, population, num_top=sizes.num_inspirations, num_diverse=sizes.num_diverse
     )
@@ -53,6 +54,7 @@ BLOCKS: tuple[BlockSpec, ...] = (
         "tiers; inspirations from the island's best, top, nearby cells and random fill.",
         build=_selection,
         config=ThreeTierConfig,
+        provides=THREE_TIER,
         requires={"population": frozenset({"map_elites"})},
         source=__name__,
     ),
@@ -64,7 +66,7 @@ BLOCKS: tuple[BlockSpec, ...] = (
         "of its island, the current program, the SEARCH/REPLACE task.",
         build=_prompt,
         config=OpenEvolvePromptConfig,
-        requires={"population": frozenset({"map_elites"})},
+        requires={"population": frozenset({"map_elites"}), "selection_policy": THREE_TIER},
         source=__name__,
     ),
 )

@@ -12,26 +12,18 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.core.scoring import number
+
 __all__ = ["FeatureScaler", "fast_diversity", "fitness", "numeric_mean"]
-
-
-def _number(value: Any) -> float | None:
-    if type(value) is float:  # the common case, without the isinstance chain
-        return None if value != value else value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    f = float(value)
-    return None if math.isnan(f) else f
 
 
 def numeric_mean(metrics: Mapping[str, Any]) -> float:
     """The mean of the numeric non-bool metrics (``safe_numeric_average``); 0 without any."""
-    values = [f for v in metrics.values() if (f := _number(v)) is not None]
+    values = [f for v in metrics.values() if (f := number(v)) is not None]
     return sum(values) / len(values) if values else 0.0
 
 
@@ -49,7 +41,7 @@ def fitness(metrics: Mapping[str, Any], feature_dimensions: Sequence[str] = ()) 
             except ValueError:
                 pass
     kept = {k: v for k, v in metrics.items() if k not in feature_dimensions}
-    own = [f for v in kept.values() if (f := _number(v)) is not None]
+    own = [f for v in kept.values() if (f := number(v)) is not None]
     if not own:
         return numeric_mean(metrics)
     return sum(own) / len(own)

@@ -219,7 +219,9 @@ class OpenEvolvePromptBuilder(BasePromptBuilder):
             out.append(
                 {
                     "number": len(previous) - i,
-                    "changes": program.changes or program.metadata.get("changes") or "Unknown changes",
+                    "changes": program.changes
+                    or program.metadata.get("changes")
+                    or "Unknown changes",
                     "metrics": ", ".join(f"{k}: {_fmt(v)}" for k, v in program.metrics.items()),
                     "outcome": outcome,
                 }

@@ -46,7 +46,8 @@ class ThreeTierConfig(StrictModel):
     elite_selection_ratio: float = Field(0.1, ge=0.0, le=1.0)
     #: Inspirations per prompt (the card's 3; OpenEvolve 0.4.0 uses num_diverse_programs = 2).
     num_inspirations: int = Field(3, ge=0)
-    #: Diverse programs the prompt samples from the island's next-best (num_diverse_programs).
+    #: Diverse programs the prompt samples from the island's next-best (num_diverse_programs);
+    #: read by the openevolve_template prompt, kept here where the card names it.
     num_diverse: int = Field(2, ge=0)
 
     @model_validator(mode="after")

@@ -1,5 +1,5 @@
-"""Doubles for driving AdaEvolve's blocks without the controller: a step that allocates copy ids
-as the controller does (``p<iteration>.<n>``), and the reference's drive of a scripted run."""
+"""Driving AdaEvolve's blocks without the controller (with :class:`tests.fakes.RecordingStep`),
+and the reference's drive of a scripted run."""
 
 from __future__ import annotations
 
@@ -11,33 +11,7 @@ from typing import Any
 from harness.core.records import IterationOutcome, Program
 from scaffolds.adaevolve.policy import AdaEvolvePolicy, AdaEvolvePolicyConfig
 from scaffolds.adaevolve.population import AdaEvolveArchipelago, ArchipelagoConfig
-
-
-class FakeStep:
-    def __init__(self, iteration: int) -> None:
-        self.iteration = iteration
-        self.max_iterations = 1000
-        self.events: list[tuple[str, dict[str, Any]]] = []
-        self.copies = 0
-        self.llm: Any = None
-
-    def event(self, kind: str, **payload: Any) -> None:
-        self.events.append((kind, payload))
-
-    def new_program(self, source: Program, **changes: Any) -> Program:
-        self.copies += 1
-        metadata = {**source.metadata, **dict(changes.pop("metadata", None) or {})}
-        return dataclasses.replace(
-            source,
-            id=f"p{self.iteration}.{self.copies}",
-            iteration=self.iteration,
-            parent_id=changes.pop("parent_id", source.id),
-            metadata=metadata,
-            **changes,
-        )
-
-    def programs(self) -> dict[str, Program]:
-        return {}
+from tests.fakes import RecordingStep
 
 
 def program(pid: str, code: str, score: float, parent: str | None = None, **meta: Any) -> Program:
@@ -52,9 +26,9 @@ def program(pid: str, code: str, score: float, parent: str | None = None, **meta
     )
 
 
-def end(policy: AdaEvolvePolicy, iteration: int, outcome: IterationOutcome) -> FakeStep:
-    step = FakeStep(iteration)
-    asyncio.run(policy.end_iteration(step, outcome))  # type: ignore[arg-type]
+def end(policy: AdaEvolvePolicy, iteration: int, outcome: IterationOutcome) -> RecordingStep:
+    step = RecordingStep(iteration)
+    asyncio.run(policy.end_iteration(step, outcome))
     return step
 
 
@@ -73,13 +47,7 @@ def blocks(script: dict[str, Any]) -> tuple[AdaEvolveArchipelago, AdaEvolvePolic
         spawn_cooldown_iterations=script["spawn_cooldown_iterations"],
         use_ucb_selection=script["use_ucb_selection"],
     )
-    policy = AdaEvolvePolicy(
-        random.Random(script.get("rng", 0)),
-        config,
-        population,
-        None,
-        population.config.migration_count,
-    )
+    policy = AdaEvolvePolicy(random.Random(script.get("rng", 0)), config, population, None)
     return population, policy
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from harness.core.records import IterationOutcome
 from scaffolds.adaevolve.adaptive import AdaptiveState, IslandBandit
-from scaffolds.adaevolve.archive import ArchiveWeights, IslandArchive
+from scaffolds.adaevolve.archive import Admission, ArchiveWeights, IslandArchive
 from scaffolds.adaevolve.policy import AdaEvolvePolicy
 from scaffolds.adaevolve.population import PRESETS, AdaEvolveArchipelago
 from tests.adaevolve.helpers import end, program, seed_run
@@ -90,7 +90,7 @@ NEAR_P2 = "import numpy as np\ndef pack(n):\n    pts = np.ones((n, 2))\n    retu
 def crowded() -> IslandArchive:
     archive = IslandArchive(5, 5, ArchiveWeights())
     for i, score in enumerate((0.5, 0.6, 0.55, 0.4, 0.45)):
-        assert archive.add(program(f"p{i}", CODES[i], score))
+        assert archive.add(program(f"p{i}", CODES[i], score)) == Admission(True)
     return archive
 
 
@@ -108,7 +108,7 @@ def test_crowding_rejects_a_newcomer_not_better_than_the_most_similar(
     archive = crowded()
     newcomer = program("new", NEAR_P2, score)
     assert archive.newcomer_elite_score(newcomer) == pytest.approx(elite)
-    assert not archive.add(newcomer)
+    assert archive.add(newcomer) == Admission(False)
     assert [p.id for p in archive.members()] == ["p0", "p1", "p2", "p3", "p4"]
 
 
@@ -116,7 +116,7 @@ def test_crowding_replaces_the_most_similar_member_with_a_better_newcomer() -> N
     archive = crowded()
     newcomer = program("new", NEAR_P2, 0.6)
     assert archive.newcomer_elite_score(newcomer) == pytest.approx(1.4)
-    assert archive.add(newcomer)
+    assert archive.add(newcomer) == Admission(True, evicted="p2")
     assert [p.id for p in archive.members()] == ["p0", "p1", "p3", "p4", "new"]
 
 

@@ -9,9 +9,9 @@ import random
 from harness.core.prompt import PromptContext
 from harness.core.records import Attempt, Selection, TaskInfo
 from harness.diffs import find_fences
-from harness.llm.offline.paradigm_responder import paradigm_responder
+from harness.llm.offline.paradigm_responder import PARADIGM_MARKER, paradigm_responder
 from harness.llm.offline.responders import OfflineRequest, ResponseContext
-from scaffolds.adaevolve.paradigms import MARKER, format_guidance, paradigm_prompt, parse_ideas
+from scaffolds.adaevolve.paradigms import format_guidance, paradigm_prompt, parse_ideas
 from scaffolds.adaevolve.policy import EXPLORE_LABEL
 from scaffolds.adaevolve.population import AdaEvolveArchipelago, ArchipelagoConfig
 from scaffolds.adaevolve.prompt import AdaEvolvePromptBuilder, AdaEvolvePromptConfig
@@ -43,7 +43,7 @@ def test_offline_model_answers_a_paradigm_request_with_as_many_valid_ideas_as_as
     best = program("p3", "def f():\n    return 1\n", 0.7)
     task = TaskInfo(description="Pack circles in a unit square.")
     prompt = paradigm_prompt(best, 0.7, ["FAILED: x - y (improvement: +0.0000)"], task, 4)
-    assert MARKER in prompt.system and "FAILED: x - y" in prompt.user
+    assert PARADIGM_MARKER in prompt.system and "FAILED: x - y" in prompt.user
     request = OfflineRequest(
         "offline", tuple((m["role"], m["content"]) for m in prompt.messages()), seed=1
     )
@@ -95,9 +95,3 @@ def test_prompt_sections_label_siblings_retry_error_and_current_program_last() -
     assert EXPLORE_LABEL in user
     assert "1 improved, 1 unchanged, 1 regressed" in user
     assert "ValueError: bad shape" in user
-
-
-def test_the_offline_model_and_the_scaffold_share_the_request_marker() -> None:
-    from harness.llm.offline.paradigm_responder import PARADIGM_MARKER
-
-    assert PARADIGM_MARKER == MARKER

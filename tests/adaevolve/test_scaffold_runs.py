@@ -14,9 +14,10 @@ from harness.core.records import TaskInfo
 from scaffolds.adaevolve.memory import ParadigmMemory, ParadigmMemoryConfig
 from scaffolds.adaevolve.policy import AdaEvolvePolicy
 from scaffolds.adaevolve.population import AdaEvolveArchipelago, ArchipelagoConfig
-from tests.adaevolve.helpers import FakeStep, program
+from tests.adaevolve.helpers import program
 from tests.conformance.runner import build, run
 from tests.evox.fakes import OfflineChat
+from tests.fakes import RecordingStep
 
 #: Stagnation from the first full window: a paradigm request at every chance.
 STAGNANT = [
@@ -135,9 +136,8 @@ def test_installed_ideas_are_capped_at_the_number_asked_for() -> None:
         TaskInfo(description="toy"),
     )
     memory.tick(False, 0.5)
-    step = FakeStep(1)
-    step.llm = _FiveIdeas()
-    asyncio.run(memory.start_iteration(step))  # type: ignore[arg-type]
+    step = RecordingStep(1, llm=_FiveIdeas())
+    asyncio.run(memory.start_iteration(step))
     assert [i["idea"] for i in memory.active] == ["i0", "i1"]
     kind, payload = step.events[0]
     assert kind == "paradigm_installed" and payload["offered"] == 5

@@ -304,3 +304,28 @@ def test_the_best_program_ranks_as_the_reference_does(tmp_path: Path) -> None:
     ctl, store = make(tmp_path, evaluator=SeedWithoutMetrics(), iterations=1)
     summary = asyncio.run(ctl.run_to_end())
     assert summary.best_program_id == "p1" and summary.best_score == -1.0
+
+
+def test_built_as_names_the_slot_and_the_blocks_when_the_type_is_wrong() -> None:
+    from harness.core.blocks import BuildContext, BuildEnv
+    from harness.core.config import Composition, RunConfig
+    from harness.core.errors import ConfigError
+
+    blocks = Composition(
+        population="in_memory", selection_policy="topk", prompt="default", proposer="diff"
+    )
+    ctx = BuildContext(
+        env=BuildEnv(seed=0, evaluator=ScoreEvaluator()),
+        config=RunConfig(scaffold="x", blocks=blocks),
+        built={"population": InMemoryPopulation()},
+    )
+    population = ctx.built_as("population", InMemoryPopulation)
+    assert population is ctx.built["population"]
+    with pytest.raises(ConfigError) as wrong:
+        ctx.built_as("population", TopKPolicy)
+    assert str(wrong.value).startswith(
+        "this composition needs a TopKPolicy in the population slot, got InMemoryPopulation "
+        "(blocks: population=in_memory, selection_policy=topk, "
+    )
+    with pytest.raises(ConfigError, match="in the memory slot, got nothing built yet"):
+        ctx.built_as("memory", NullMemory)

@@ -4,52 +4,32 @@ exactly as the probe drives OpenEvolve 0.4.0, and dump the same state."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import random
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from harness.core.llm import LLM
 from harness.core.records import IterationOutcome, Program
 from scaffolds.openevolve.population import MapElitesIslandsConfig, MapElitesIslandsPopulation
 from scaffolds.openevolve.selection import ThreeTierConfig, ThreeTierPolicy
+from tests.fakes import RecordingStep
 from tests.oracles import cases_openevolve as cases
 
 SELECTION_KEYS = {"exploration_ratio", "exploitation_ratio", "elite_selection_ratio"}
 
 
-class ScriptStep:
-    """A :class:`harness.core.block.Step` whose copies are named ``source>island#k``, as the
-    probe names the reference's migrants."""
+class ScriptStep(RecordingStep):
+    """A step whose copies are named ``source>island#k``, as the probe names the reference's
+    migrants (``copies`` counts them across steps)."""
 
     def __init__(self, iteration: int, copies: Counter[str]) -> None:
-        self.iteration = iteration
-        self.max_iterations = 10**6
-        self.events: list[tuple[str, dict[str, Any]]] = []
-        self._copies = copies
+        super().__init__(iteration, max_iterations=10**6)
+        self._named = copies
 
-    @property
-    def llm(self) -> LLM:
-        raise AssertionError("the population never calls the LLM")
-
-    def event(self, kind: str, **payload: Any) -> None:
-        self.events.append((kind, payload))
-
-    def programs(self) -> Mapping[str, Program]:
-        return {}
-
-    def new_program(self, source: Program, **changes: Any) -> Program:
-        metadata = {**source.metadata, **changes.pop("metadata", {}), "copy_of": source.id}
+    def copy_id(self, source: Program, metadata: Mapping[str, Any]) -> str:
         pair = f"{source.id}>{metadata['island']}"
-        self._copies[pair] += 1
-        return dataclasses.replace(
-            source,
-            id=f"{pair}#{self._copies[pair]}",
-            parent_id=source.id,
-            metadata=metadata,
-            iteration=self.iteration,
-        )
+        self._named[pair] += 1
+        return f"{pair}#{self._named[pair]}"
 
 
 def build(name: str, rng: random.Random) -> tuple[MapElitesIslandsPopulation, ThreeTierPolicy]:

@@ -8,11 +8,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from harness.core.blocks import check
+from harness.core.errors import ConfigError
 from harness.core.prompt import PromptContext
 from harness.core.records import LLMCall, Prompt
-from harness.core.registry import list_scaffolds, load_config
+from harness.core.registry import block_catalog, list_scaffolds, load_config
 from harness.diffs import find_fences
 from scaffolds.openevolve.population import MapElitesIslandsPopulation
+from scaffolds.openevolve.prompt import OpenEvolvePromptBuilder
 from tests.conformance.runner import Built, build, run
 from tests.evox.fakes import OfflineChat
 
@@ -180,3 +185,26 @@ def test_parallel_iterations_keep_children_on_their_sampling_island(tmp_path: Pa
     for island, members in enumerate(population.islands):
         assert all(population.island_of(pid) == island for pid in members)
     assert events(built, "migration")
+
+
+def test_the_prompt_takes_its_program_counts_from_the_selection_policy_section(
+    tmp_path: Path,
+) -> None:
+    built = build(
+        "openevolve",
+        tmp_path / "oe.sqlite",
+        iterations=1,
+        overrides=["selection_policy.num_inspirations=4", "selection_policy.num_diverse=1"],
+    )
+    prompt = built.scaffold.prompt_builder
+    assert isinstance(prompt, OpenEvolvePromptBuilder)
+    assert (prompt.num_top, prompt.num_diverse) == (4, 1)
+
+
+def test_the_prompt_refuses_a_selection_policy_without_those_counts() -> None:
+    spec, config = load_config("openevolve")
+    swapped = config.blocks.model_copy(update={"selection_policy": "top_k"})
+    with pytest.raises(ConfigError) as refused:
+        check(swapped, block_catalog())
+    message = str(refused.value)
+    assert "openevolve_template" in message and "top_k" in message and "three_tier" in message

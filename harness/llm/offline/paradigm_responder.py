@@ -15,8 +15,8 @@ from harness.llm.offline.responders import OfflineRequest, Responder, ResponseCo
 
 __all__ = ["PARADIGM_MARKER", "paradigm_responder"]
 
-#: The paradigm request's heading (same text as ``scaffolds.adaevolve.paradigms.MARKER``; not
-#: imported: the model must not need a scaffold).
+#: The heading only the paradigm request carries (``scaffolds.adaevolve.paradigms`` writes it
+#: from here; the model must not need a scaffold).
 PARADIGM_MARKER = "# AdaEvolve paradigm request"
 NOTE = "galapagos offline model: templated paradigm ideas, not an LLM"
 
