@@ -38,8 +38,8 @@ when this page and the code disagree. A run's config is the scaffold's compositi
 (`scaffolds/<name>/config.yaml`, or your composition file), then the task's own defaults (its
 system message as `prompt.system_message`; a compat folder's search-level keys, see
 docs/writing-a-task.md), then `--config FILE`, then `--set key=value`, then flags. Every
-section is strict: an unknown key is an error that lists the valid ones. Secrets never go in a config (keys come from the environment variable named by
-`llm.api_key_env`).
+section is strict: an unknown key is an error that lists the valid ones. Secrets never go in
+a config (keys come from the environment variable named by `llm.api_key_env`).
 
 Environment variables: `GALAPAGOS_STORE` (the run store, like `--store`), `GALAPAGOS_TASKS`
 (the folder of named tasks; default: the shipped tasks), `OPENAI_API_KEY` (or the variable
