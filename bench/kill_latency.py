@@ -12,9 +12,9 @@ NotFound).  The issue's bound is ≤ 2 s over the deadline.
   client: the call raises at the deadline, ``close()`` removes the container.
 - ``candidate``: a container from the candidate image with the candidate hardening whose main
   process floods stderr (the in-container runner captures a candidate's own output, so this is
-  what a flood at the container level looks like to the backend), attached and read with the
-  backend's :class:`AttachedStream`, killed and removed the way the backend does at a job's
-  deadline.
+  what a flood at the container level looks like to the backend), given a job through the
+  Docker backend's own exchange (``bench/_flood.py``): its deadline is ``--deadline`` plus the
+  host's grace (``HOST_GRACE_S``), then the backend kills the container and removes it.
 
     python bench/kill_latency.py [--deadline 2] [--repeat 3]
 """
@@ -26,7 +26,6 @@ import asyncio
 import statistics
 import sys
 import time
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -34,18 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import docker  # noqa: E402
 import docker.errors  # noqa: E402
 
+from bench._flood import flood_to_deadline  # noqa: E402
 from harness.core.errors import StrategyError  # noqa: E402
 from harness.evox.sandbox import ContainerLimits, DockerStrategyFactory  # noqa: E402
-from harness.sandbox import ownership  # noqa: E402
-from harness.sandbox.attach import AttachedStream  # noqa: E402
-from harness.sandbox.hardening import (  # noqa: E402
-    CANDIDATE_UID,
-    ContainerSpec,
-    create_hardened_container,
-    minimal_env,
-)
+from harness.sandbox.docker_backend import HOST_GRACE_S, DockerBackend  # noqa: E402
 from harness.sandbox.images import build_images  # noqa: E402
-from harness.sandbox.protocol import Limits  # noqa: E402
 
 FLOOD_STRATEGY = """
 from skydiscover.search.base_database import Program, ProgramDatabase
@@ -65,7 +57,6 @@ class EvolvedProgramDatabase(ProgramDatabase):
         while True:
             print(line)
 """
-FLOOD_COMMAND = "import os\nline = b'y' * 65536\nwhile True:\n    os.write(2, line)\n"
 
 
 def gone(client: docker.DockerClient, name: str) -> bool:
@@ -104,47 +95,18 @@ async def strategy_once(factory: DockerStrategyFactory, deadline_s: float) -> tu
     return raised - deadline, removed - deadline
 
 
-def candidate_once(
-    client: docker.DockerClient, image: str, deadline_s: float
+async def candidate_once(
+    backend: DockerBackend, image: str, deadline_s: float
 ) -> tuple[float, float]:
-    spec = ContainerSpec(
-        image=image,
-        command=("/usr/bin/python3", "-c", FLOOD_COMMAND),
-        limits=Limits(wall_s=deadline_s, memory_mb=256, cpus=1.0, pids=32, tmpfs_mb=16),
-        labels={
-            ownership.LABEL: "1",
-            ownership.OWNER_LABEL: ownership.owner_id(),
-            ownership.ROLE_LABEL: "eval",
-        },
-        env=minimal_env(pythonpath=""),
-        name=f"galapagos-bench-flood-{uuid.uuid4().hex[:10]}",
-        cap_add=(),
-        user=f"{CANDIDATE_UID}:{CANDIDATE_UID}",
+    flooded = await flood_to_deadline(backend, image, deadline_s, "galapagos-bench-flood")
+    assert flooded.result.status == "timeout", flooded.result
+    assert flooded.stderr_bytes > 1 << 20, (
+        f"only {flooded.stderr_bytes} bytes of stderr: not a flood"
     )
-    container = create_hardened_container(client, spec)
-    stream = AttachedStream.open(client, container, max_frame=1 << 20)
-    try:
-        container.start()
-        started = time.monotonic()
-        try:
-            stream.recv_frame(started + deadline_s)
-        except TimeoutError:
-            pass
-        else:
-            raise AssertionError("the flooding container sent a frame")
-        container.kill()  # as the backend does at a job's deadline
-        container.wait(timeout=10)
-        raised = time.monotonic()
-        flooded = stream.stderr_bytes
-    finally:
-        stream.close()
-        ownership.remove_containers([container])
-    while not gone(client, container.name):
-        time.sleep(0.01)
+    while not gone(backend.client, flooded.name):
+        await asyncio.sleep(0.01)
     removed = time.monotonic()
-    deadline = started + deadline_s
-    assert flooded > 1 << 20, f"only {flooded} bytes of stderr: not a flood"
-    return raised - deadline, removed - deadline
+    return flooded.answered - flooded.deadline, removed - flooded.deadline
 
 
 def show(kind: str, rows: list[tuple[float, float]], deadline_s: float) -> None:
@@ -167,14 +129,14 @@ async def main() -> None:
     try:
         rows = [await strategy_once(factory, args.deadline) for _ in range(args.repeat)]
         show("strategy", rows, args.deadline)
-        client = factory.docker
-        rows = [
-            await asyncio.to_thread(candidate_once, client, image, args.deadline)
-            for _ in range(args.repeat)
-        ]
-        show("candidate", rows, args.deadline)
     finally:
         factory.close()
+    backend = DockerBackend(pool_size=0)
+    try:
+        rows = [await candidate_once(backend, image, args.deadline) for _ in range(args.repeat)]
+        show("candidate", rows, args.deadline + HOST_GRACE_S)
+    finally:
+        backend.close()
 
 
 if __name__ == "__main__":

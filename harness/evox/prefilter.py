@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from RestrictedPython import compile_restricted_exec
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
+from harness.evox._bindings import assignment, bindings, class_names, dotted, library_valued
 from harness.evox.allowlist import (
     ALLOWED,
     BUILTINS,
@@ -243,7 +244,7 @@ class _Policy(ast.NodeVisitor):
         self.modules: dict[str, str] = {}  # local name → module path
         self.library: set[str] = set()  # names and attribute paths bound to library objects
         self.imported: dict[str, str] = {}  # local name → module.attr of a from-import
-        self.classes = self._class_names(tree)
+        self.classes = class_names(tree)
         self.parent: dict[int, ast.AST] = {}
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
@@ -280,11 +281,11 @@ class _Policy(ast.NodeVisitor):
                     elif alias.name != "*":
                         self.library.add(local)
                         self.imported[local] = full
-        bindings = list(_bindings(tree))
+        bound = list(bindings(tree))
         while True:  # ``n = mod.attr``, ``a, b = X, Y``, ``for f in [X]``…: to a fixed point
             grown = False
-            for paths, value in bindings:
-                if self._library_valued(value):
+            for paths, value in bound:
+                if library_valued(value, self._rooted):
                     for path in paths:
                         if path not in self.library:
                             self.library.add(path)
@@ -299,50 +300,13 @@ class _Policy(ast.NodeVisitor):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in _OWN
         }
 
-    @staticmethod
-    def _class_names(tree: ast.Module) -> set[str]:
-        """Names bound only by ``class`` statements (so they always hold a class)."""
-        defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-        other: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-                other.add(node.id)
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                other.add(node.name)
-            elif isinstance(node, ast.arg):
-                other.add(node.arg)
-            elif isinstance(node, ast.alias):
-                other.add(node.asname or node.name.split(".")[0])
-            elif isinstance(node, ast.Global | ast.Nonlocal):
-                other.update(node.names)
-        return defined - other
-
-    def _library_valued(self, node: ast.expr) -> bool:
-        """Whether ``node`` may evaluate to an object out of a library (not a call's result)."""
-        if self._root(node, calls=False) is not None:
-            return True
-        if isinstance(node, ast.Tuple | ast.List | ast.Set):
-            return any(self._library_valued(e) for e in node.elts)
-        if isinstance(node, ast.Dict):
-            return any(self._library_valued(v) for v in node.values)
-        if isinstance(node, ast.Starred | ast.NamedExpr):
-            return self._library_valued(node.value)
-        if isinstance(node, ast.Subscript):
-            return self._library_valued(node.value)
-        if isinstance(node, ast.IfExp):
-            return self._library_valued(node.body) or self._library_valued(node.orelse)
-        if isinstance(node, ast.BoolOp):
-            return any(self._library_valued(v) for v in node.values)
-        if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp):
-            return self._library_valued(node.elt)
-        if isinstance(node, ast.DictComp):
-            return self._library_valued(node.value)
-        return False
+    def _rooted(self, node: ast.expr) -> bool:
+        return self._root(node, calls=False) is not None
 
     def _root(self, node: ast.expr, *, calls: bool) -> str | None:
         """The module or library name (or attribute path) an ``a.b[c].d`` chain starts from."""
         while True:
-            path = _dotted(node)
+            path = dotted(node)
             if path is not None and (path in self.library or path in self.modules):
                 return path
             if isinstance(node, ast.Attribute | ast.Subscript):
@@ -540,9 +504,9 @@ class _Policy(ast.NodeVisitor):
     # -- attributes ----------------------------------------------------------------------------
     def _attribute_rules(
         self, node: ast.AST, receiver: ast.expr, attr: str, via: str | None = None
-    ) -> None:
+    ) -> bool:
         """Reading ``receiver.attr``, written so or as ``via(receiver, "attr")`` (getattr):
-        the same rules either way."""
+        the same rules either way.  True when a rule flagged the read."""
         shown = f"{via}() of {attr!r}" if via else f"'.{attr}'"
         if _dunder(attr):
             self.flag(
@@ -558,7 +522,7 @@ class _Policy(ast.NodeVisitor):
         elif attr in ANY_DENIED:
             self.flag(node, f"{shown} is not allowed ({ANY_DENIED[attr]})")
         elif attr in ("format", "format_map"):
-            self._format(node, receiver, attr)
+            return self._format(node, receiver, attr)
         elif (
             _private(attr)
             and attr not in PUBLIC_UNDERSCORE
@@ -570,6 +534,9 @@ class _Policy(ast.NodeVisitor):
                 f"{shown}: private attributes are allowed only on self or cls (the strategy's "
                 "own objects), not on other objects or library internals",
             )
+        else:
+            return False
+        return True
 
     def _own(self, receiver: ast.expr) -> bool:
         """``self``/``cls`` as the first parameter of a method of a class of this module (never
@@ -624,15 +591,17 @@ class _Policy(ast.NodeVisitor):
             and up.func is node
         )
 
-    def _format(self, node: ast.AST, receiver: ast.expr, attr: str) -> None:
+    def _format(self, node: ast.AST, receiver: ast.expr, attr: str) -> bool:
+        """Flags a ``.format``/``.format_map`` that can reach past plain values; True if so."""
         if not (isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)):
             self.flag(node, f".{attr}() is allowed only on a string literal (use an f-string)")
-            return
+            return True
         try:
             fields = list(_format_fields(receiver.value))
         except ValueError as exc:
             self.flag(node, f"malformed format string for .{attr}(): {exc}")
-            return
+            return True
+        flagged = False
         for field in fields:
             if "." in field or "[" in field:
                 self.flag(
@@ -640,6 +609,8 @@ class _Policy(ast.NodeVisitor):
                     f"format field '{{{field}}}' reaches into an attribute or item; format "
                     "plain values (use an f-string)",
                 )
+                flagged = True
+        return flagged
 
     def _library_write(self, node: ast.Attribute | ast.Subscript) -> None:
         root = self._root(node.value, calls=True)
@@ -670,9 +641,7 @@ class _Policy(ast.NodeVisitor):
             self.flag(node, f"{fn}() needs a literal attribute name (no dynamic lookup)")
             return
         attr = name.value
-        findings = len(self.findings)
-        self._attribute_rules(node, node.args[0], attr, via=fn)
-        if len(self.findings) == findings:
+        if not self._attribute_rules(node, node.args[0], attr, via=fn):
             module = self._module_of(node.args[0])
             if module is not None and self._module_attribute(node, module, attr):
                 if f"{module}.{attr}" in self.allowed:
@@ -721,68 +690,10 @@ class _Policy(ast.NodeVisitor):
                     break
 
 
-def _dotted(node: ast.expr) -> str | None:
-    """``a.b.c`` for a chain of names and attributes, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
-
-
-def _store_paths(target: ast.expr) -> Iterable[str]:
-    """Every name or attribute path a binding target stores into."""
-    if isinstance(target, ast.Tuple | ast.List):
-        for element in target.elts:
-            yield from _store_paths(element)
-    elif isinstance(target, ast.Starred):
-        yield from _store_paths(target.value)
-    else:
-        path = _dotted(target)
-        if path is not None:
-            yield path
-
-
-def _bindings(tree: ast.AST) -> Iterable[tuple[list[str], ast.expr]]:
-    """(paths bound, value) of every binding in the module: assignments of every form, loops
-    and comprehensions (the value is the iterable: its elements are what get bound); a name
-    bound in a class body is bound as ``Class.name`` too."""
-    for node in ast.walk(tree):
-        targets: list[ast.expr]
-        if isinstance(node, ast.Assign):
-            targets, value = list(node.targets), node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets, value = [node.target], node.value
-        elif isinstance(node, ast.NamedExpr):
-            targets, value = [node.target], node.value
-        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
-            targets, value = [node.target], node.iter
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            targets, value = [node.optional_vars], node.context_expr
-        else:
-            continue
-        yield [path for target in targets for path in _store_paths(target)], value
-    for cls in ast.walk(tree):
-        if isinstance(cls, ast.ClassDef):
-            for item in cls.body:
-                if isinstance(item, ast.Assign | ast.AnnAssign) and item.value is not None:
-                    targets = item.targets if isinstance(item, ast.Assign) else [item.target]
-                    paths = [f"{cls.name}.{p}" for t in targets for p in _store_paths(t)]
-                    yield paths, item.value
-
-
 def _members(node: ast.ClassDef) -> bool:
     """Whether a class body assigns at least one public name (an Enum member)."""
     for item in node.body:
-        targets = (
-            item.targets
-            if isinstance(item, ast.Assign)
-            else [item.target]
-            if isinstance(item, ast.AnnAssign) and item.value is not None
-            else []
-        )
+        targets, _ = assignment(item) or ([], None)
         for target in targets:
             if isinstance(target, ast.Name) and not target.id.startswith("_"):
                 return True

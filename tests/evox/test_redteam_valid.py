@@ -17,6 +17,7 @@ must reach the true verdict from outside the strategy's process:
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -53,11 +54,16 @@ SCORE_TAMPERING_LATER = module(
     imports=LIES,
     sample="for _p in pool:\n    _p.metrics['combined_score'] = 1.0",
 )
+#: What the memory bomb allocates, in MiB.
+BOMB_MIB = 300
+#: How far above ``BOMB_MIB`` the sandbox's high-water mark may be: the interpreter and the
+#: strategy harness under the bomb (measured 17 MiB in Docker, 34 MiB as a host subprocess).
+BASELINE_MIB = 64
 #: Holds ~300 MiB from its first add() on, while claiming 1 MiB.
 MEMORY_BOMB = module(
     imports=LIES,
     init="self._ballast = None",
-    add="if self._ballast is None:\n    self._ballast = b'x' * (300 << 20)",
+    add=f"if self._ballast is None:\n    self._ballast = b'x' * ({BOMB_MIB} << 20)",
 )
 #: Spends ~1.5 s of CPU in every add() (measured with the real clock it kept).
 SLOW_ADD = module(
@@ -113,8 +119,12 @@ async def test_a_memory_bomb_is_rejected_with_its_real_peak(factory: StrategyFac
     assert failed is not None and failed.name == "memory", report.to_dict()
     assert failed_at(report) == ("single_add", "memory")  # its first add()
     peak = report.resources["peak_memory_mb"]
-    assert peak >= 300, report.resources
-    assert f"peaked at {peak:.0f} MiB" in failed.detail or "peaked at 3" in failed.detail
+    # Read from outside (cgroup or /proc): the bomb plus the interpreter, not the 1 MiB it claims.
+    assert BOMB_MIB <= peak <= BOMB_MIB + BASELINE_MIB, report.resources
+    stated = re.search(r"peaked at (\d+) MiB", failed.detail)
+    assert stated is not None, failed.detail
+    # The same reading: whole MiB in the detail, tenths in the resources.
+    assert abs(int(stated[1]) - peak) <= 0.55, (failed.detail, peak)
 
 
 async def test_a_slow_add_is_stopped_on_its_first_call(factory: StrategyFactory) -> None:
