@@ -287,6 +287,12 @@ class DockerBackend:
                 return
             self.pool.want(key)
 
+    def release_run(self, run_id: str) -> None:
+        """A run ended while the backend serves others: drop its warm containers now rather
+        than after the pool's idle timeout."""
+        if self.pool is not None:
+            self.pool.drop(lambda key: key.run != run_id)
+
     async def aclose(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.close)
 

@@ -1,0 +1,85 @@
+"""Bad input to ``galapagos bench`` is one line, before anything starts; nothing stored changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.benchmark import BenchmarkSpec, plan_benchmark
+from harness.benchmark.matrix import empty_cells
+from harness.cli import app
+from harness.store.sqlite import SQLiteStore
+
+runner = CliRunner()
+
+BASE = ["bench", "--name", "b1", "--seeds", "2", "--iterations", "1"]
+
+
+def _bench(store: Path, *args: str) -> tuple[int, str]:
+    result = runner.invoke(app, [*BASE, "--store", str(store), *args])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--scaffolds", "topk,nope", "--tasks", "circle_packing"],
+         "unknown scaffold(s) nope (valid: "),
+        (["--scaffolds", "topk", "--tasks", "circle_packing,no_such_task"],
+         "unknown task(s) no_such_task (valid: "),
+        (["--scaffolds", "topk,nope", "--tasks", "zzz"], "unknown scaffold(s) nope"),
+        (["--scaffolds", "topk", "--tasks", "circle_packing", "--set", "general"],
+         "--set"),
+        (["--scaffolds", "topk", "--tasks", "circle_packing", "--set", "general.nope=1"],
+         "nope"),
+        (["--scaffolds", "topk,,best_of_n", "--tasks", "circle_packing"], "empty items"),
+        (["--scaffolds", "topk,topk", "--tasks", "circle_packing"], "more than once"),
+        (["--scaffolds", "topk", "--tasks", "all,circle_packing"], "cannot be combined"),
+        (["--scaffolds", "topk", "--tasks", "circle_packing", "--max-cost", "0"], "--max-cost"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_line_and_creates_no_store(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    store = tmp_path / "s.sqlite"
+    code, output = _bench(store, *args)
+    assert code == 2, output
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), output
+    assert message in " ".join(output.split())
+    assert not store.exists()
+
+
+def test_a_name_clash_with_another_matrix_leaves_the_stored_benchmark_alone(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite"
+    store = SQLiteStore(path)
+    spec = BenchmarkSpec("b1", ("topk",), ("circle_packing",), seeds=2, iterations=1)
+    plan = plan_benchmark(spec, store)
+    store.create_benchmark("b1", plan.matrix, empty_cells(plan))
+    before = (store.benchmark("b1"), store.benchmark_cells("b1"))
+
+    code, output = _bench(path, "--scaffolds", "topk", "--tasks", "circle_packing",
+                          "--iterations", "2")  # fmt: skip
+    assert code == 2
+    assert "benchmark 'b1' already exists" in output and "iterations differ" in output
+    assert (store.benchmark("b1"), store.benchmark_cells("b1")) == before
+    assert store.list_runs() == []
+
+    # The same matrix is no clash: it plans as a continuation.
+    again = plan_benchmark(spec, store)
+    assert again.exists and [c.seed for c in again.cells] == [0, 1]
+
+
+def test_a_scaffold_named_twice_through_a_file_is_refused(tmp_path: Path) -> None:
+    from harness.core.registry import get_spec
+
+    composition = tmp_path / "topk.yaml"
+    composition.write_text(get_spec("topk").path.read_text())
+    code, output = _bench(tmp_path / "s.sqlite", "--scaffolds", f"topk,{composition}",
+                          "--tasks", "circle_packing")  # fmt: skip
+    assert code == 2, output
+    assert "both scaffold 'topk'" in output
