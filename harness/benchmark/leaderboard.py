@@ -5,7 +5,9 @@ of a benchmark is the same whoever computes it (``galapagos leaderboard``, the h
 benchmarks whose runs are identical give identical tables.  Per scaffold × task:
 
 - ``best``: the highest best score over seeds; ``mean`` ± ``std``: over seeds (sample standard
-  deviation; 0 for one seed); ``seeds``: runs with a score (``complete``: of those, completed);
+  deviation; 0 for one seed); ``seeds``: runs with a score (``complete``: of those, completed).
+  A failed run (its seed could not be evaluated, its task broke) has no score here: it counts
+  in ``failed_runs``; a run stopped by its budget keeps the best it reached;
 - ``best_known``: the task card's best-known value on the score scale; ``gap``: the normalised
   gap of the mean to it, ``(best_known - mean) / |best_known|`` (0: matches it, < 0: beats it);
 - ``iterations_to_99``: mean over seeds of the first iteration whose best-so-far is within 1 %
@@ -135,7 +137,8 @@ def _cell_rows(store: SQLiteStore, name: str) -> list[dict[str, Any]]:
 def _aggregate(
     scaffold: str, task: str, cells: list[dict[str, Any]], known: float | None
 ) -> dict[str, Any]:
-    scored = [c for c in cells if c["best_score"] is not None]
+    # A failed run's score is the failure's 0, not a result: it counts in ``failed_runs``.
+    scored = [c for c in cells if c["best_score"] is not None and c["status"] != "failed"]
     values = [float(c["best_score"]) for c in scored]
     mean = statistics.fmean(values) if values else None
     to99 = [c["iterations_to_99"] for c in scored if c["iterations_to_99"] is not None]

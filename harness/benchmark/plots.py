@@ -26,12 +26,13 @@ def _pyplot() -> Any:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
     except ImportError as exc:  # a dependency of the distribution; say how to get it back
         raise ConfigError(
             "--plots needs matplotlib, which is missing; reinstall galapagos "
             "(pip install galapagos) or pip install matplotlib"
         ) from exc
-    return plt
+    return plt, MaxNLocator
 
 
 def _slug(name: str) -> str:
@@ -57,7 +58,7 @@ def write_plots(
     table: dict[str, Any], curves: dict[str, dict[str, list[list[float | None]]]], folder: Path
 ) -> list[Path]:
     """Write every figure into ``folder``; returns the files written."""
-    plt = _pyplot()
+    plt, MaxNLocator = _pyplot()  # noqa: N806 - matplotlib's class
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -69,7 +70,7 @@ def write_plots(
         by_scaffold = curves.get(task, {})
         if not by_scaffold:
             continue
-        fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+        fig, ax = plt.subplots(figsize=(8.5, 4.2), dpi=110)
         for scaffold in table["matrix"]["scaffolds"]:
             series = by_scaffold.get(scaffold)
             if not series:
@@ -77,17 +78,27 @@ def write_plots(
             xs, means, stds = _mean_std(series)
             if not xs:
                 continue
-            (line,) = ax.plot(xs, means, label=f"{scaffold} (n={len(series)})", linewidth=1.8)
+            (line,) = ax.step(
+                xs, means, where="post", label=f"{scaffold} (n={len(series)})", linewidth=1.8
+            )
             lower = [m - s for m, s in zip(means, stds, strict=True)]
             upper = [m + s for m, s in zip(means, stds, strict=True)]
-            ax.fill_between(xs, lower, upper, color=line.get_color(), alpha=0.18, linewidth=0)
-        if known.get(task) is not None:
-            ax.axhline(known[task], color="black", linestyle="--", linewidth=1, label="best known")
+            ax.fill_between(
+                xs, lower, upper, step="post", color=line.get_color(), alpha=0.18, linewidth=0
+            )
+        target = known.get(task)
+        if target is not None:
+            low, high = ax.get_ylim()
+            if low - (high - low) <= target <= high + (high - low):
+                ax.axhline(target, color="black", linestyle="--", linewidth=1, label="best known")
+            else:  # a line far away would flatten every curve: name the value instead
+                ax.plot([], [], " ", label=f"best known {target:.4f} (off the axis)")
         ax.set_title(f"{task}: best score so far (mean ± std over seeds)", fontsize=10)
         ax.set_xlabel("iteration")
         ax.set_ylabel("best score")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         fig.text(0.01, 0.01, f"benchmark {name}", fontsize=7, color="grey")
         fig.tight_layout()
         written += _save(fig, folder / f"curves_{_slug(task)}")

@@ -71,7 +71,10 @@ def test_rows_give_best_mean_std_gap_and_rank_over_seeds(tmp_path: Path) -> None
     assert known == pytest.approx(1.000373087)  # circle_packing's card, on the score scale
     assert a["gap"] == pytest.approx((known - 0.8) / known)
     assert (b["rank"], a["rank"]) == (1, 2)
-    fm_a, fm_b = _row(table, "a", "function_minimization"), _row(table, "b", "function_minimization")
+    fm_a, fm_b = (
+        _row(table, "a", "function_minimization"),
+        _row(table, "b", "function_minimization"),
+    )
     assert (fm_a["rank"], fm_b["rank"]) == (1, 2)
     assert fm_b["seeds"] == 1 and fm_b["failed_runs"] == 1 and fm_b["std"] == 0.0
     ranks = {s["scaffold"]: s["mean_rank"] for s in table["scaffolds"]}
