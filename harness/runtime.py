@@ -116,6 +116,11 @@ class Runtime:
             return CappedBackend(backend, self._slot, run_id)
 
     @property
+    def backends(self) -> list[SandboxBackend]:
+        """The shared backends opened so far (one per sandbox kind and pool shape)."""
+        return list(self._backends.values())
+
+    @property
     def containers_created(self) -> int:
         """Evaluation containers the shared Docker backends created so far."""
         return sum(len(getattr(b, "history", ())) for b in self._backends.values())
