@@ -1,0 +1,164 @@
+"""The benchmark matrix two ways: one ``galapagos bench`` against one ``galapagos run`` per cell.
+
+For the shipped scaffolds × tasks × seeds (default: every shipped scaffold, every task, 1 seed,
+10 iterations, the offline model, the Docker sandbox) this runs
+
+1. ``galapagos bench --name matrix … --parallel P --json`` in one subprocess, and
+2. the same cells one ``galapagos run --scaffold S --task T --seed K --iterations N`` after
+   another,
+
+each into its own temporary store, and prints per way: wall time, evaluations (read from the
+store) and evaluations per second, and the containers the Docker engine created meanwhile
+(``create`` events in the window, every container: evaluations, warm-pool spares, canaries,
+EvoX strategy containers).  It also counts the cells whose best score is the same both ways
+(the offline model is deterministic, so all of them should be).  Figures only, no assertion;
+other users of the engine during the measurement inflate the container counts.
+
+    .venv/bin/python bench/benchmark_matrix.py [--iterations 10] [--seeds 1] [--parallel 2]
+        [--scaffolds a,b] [--tasks x,y|all] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import docker
+
+from harness.core.registry import list_scaffolds
+from harness.evaluation.task import list_tasks
+from harness.store.sqlite import SQLiteStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GALAPAGOS_"))}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _created(client: docker.DockerClient, since: float, until: float) -> int:
+    events = client.events(
+        since=int(since),
+        until=int(until) + 1,
+        filters={"type": "container", "event": "create"},
+        decode=True,
+    )
+    return sum(1 for _ in events)
+
+
+def _best(store: Path) -> dict[tuple[str, str, int], float | None]:
+    st = SQLiteStore(store)
+    return {(r.scaffold, r.task, r.seed): r.best_score for r in st.list_runs()}
+
+
+def _evaluations(store: Path) -> int:
+    st = SQLiteStore(store)
+    return sum(st.evaluation_count(r.id) for r in st.list_runs())
+
+
+def measure(
+    scaffolds: list[str], tasks: list[str], seeds: int, iterations: int, parallel: int
+) -> dict[str, Any]:
+    client = docker.from_env()
+    out: dict[str, Any] = {
+        "cells": len(scaffolds) * len(tasks) * seeds,
+        "scaffolds": scaffolds,
+        "tasks": tasks,
+        "seeds": seeds,
+        "iterations": iterations,
+        "parallel": parallel,
+        "cpus": os.cpu_count(),
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_store, runs_store = Path(tmp) / "bench.sqlite", Path(tmp) / "runs.sqlite"
+        t0 = time.time()
+        proc = _cli("bench", "--name", "matrix", "--scaffolds", ",".join(scaffolds), "--tasks",
+                    ",".join(tasks), "--seeds", str(seeds), "--iterations", str(iterations),
+                    "--parallel", str(parallel), "--json", "--store", str(bench_store))  # fmt: skip
+        t1 = time.time()
+        summary = json.loads(proc.stdout) if proc.stdout.strip() else {}
+        evals = _evaluations(bench_store)
+        out["bench"] = {
+            "exit": proc.returncode,
+            "wall_s": t1 - t0,
+            "evaluations": evals,
+            "evaluations_per_s": evals / (t1 - t0),
+            "containers_created": _created(client, t0, t1),
+            "status": summary.get("status"),
+        }
+        failures: list[str] = []
+        t0 = time.time()
+        for scaffold in scaffolds:
+            for task in tasks:
+                for seed in range(seeds):
+                    run = _cli("run", "--scaffold", scaffold, "--task", task, "--seed", str(seed),
+                               "--iterations", str(iterations), "--json", "--quiet",
+                               "--store", str(runs_store))  # fmt: skip
+                    if run.returncode != 0:
+                        failures.append(f"{scaffold} × {task} × {seed}: exit {run.returncode}")
+        t1 = time.time()
+        evals = _evaluations(runs_store)
+        out["sequential_runs"] = {
+            "wall_s": t1 - t0,
+            "evaluations": evals,
+            "evaluations_per_s": evals / (t1 - t0),
+            "containers_created": _created(client, t0, t1),
+            "nonzero_exits": failures,
+        }
+        a, b = _best(bench_store), _best(runs_store)
+        out["same_best_score"] = sum(1 for key, value in a.items() if b.get(key) == value)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--parallel", type=int, default=2)
+    parser.add_argument("--scaffolds", default=",".join(list_scaffolds()))
+    parser.add_argument("--tasks", default="all")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    tasks = list_tasks() if args.tasks == "all" else args.tasks.split(",")
+    result = measure(args.scaffolds.split(","), tasks, args.seeds, args.iterations, args.parallel)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(
+        f"{result['cells']} cells ({len(result['scaffolds'])} scaffolds × {len(tasks)} tasks × "
+        f"{args.seeds} seed(s)), {args.iterations} iterations, offline model, {result['cpus']} "
+        f"CPUs; bench --parallel {args.parallel}"
+    )
+    print(f"{'':18}{'wall s':>9}{'evals':>8}{'evals/s':>9}{'containers':>12}")
+    for label, key in (("galapagos bench", "bench"), ("one run at a time", "sequential_runs")):
+        r = result[key]
+        print(
+            f"{label:18}{r['wall_s']:9.1f}{r['evaluations']:8d}{r['evaluations_per_s']:9.2f}"
+            f"{r['containers_created']:12d}"
+        )
+    print(f"bench exit {result['bench']['exit']}, cells {result['bench']['status']}")
+    print(f"cells with the same best score both ways: {result['same_best_score']}")
+    for line in result["sequential_runs"]["nonzero_exits"]:
+        print(f"  run: {line}")
+
+
+if __name__ == "__main__":
+    main()
