@@ -657,6 +657,11 @@ class SQLiteStore:
             for r in rows
         ]
 
+    def benchmark_run_ids(self) -> set[str]:
+        """Every run that fills a cell of some benchmark."""
+        rows = self._query("SELECT run_id FROM benchmark_cells WHERE run_id IS NOT NULL")
+        return {r[0] for r in rows}
+
     def run_benchmarks(self, run_id: str) -> list[str]:
         """The benchmarks a run fills a cell of."""
         rows = self._query("SELECT benchmark FROM benchmark_cells WHERE run_id = ?", (run_id,))
