@@ -174,3 +174,17 @@ def test_a_broken_cell_fails_with_its_reason_and_the_others_complete(tmp_path: P
     # Failed cells stay failed on a re-run (nothing to do) unless asked to retry.
     again = galapagos(*args)
     assert again.returncode == 1 and json.loads(again.stdout)["evaluations"] == 0
+
+
+def test_a_cell_out_of_budget_is_recorded_with_its_reason(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    proc = galapagos("bench", "--name", "poor", "--scaffolds", "topk", "--tasks",
+                     "function_minimization", "--iterations", "3", "--max-tokens", "1", "--json",
+                     "--store", str(store), timeout=300)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    (cell,) = json.loads(proc.stdout)["cells"]
+    assert cell["status"] == "budget_exhausted"
+    assert "llm.max_total_tokens" in cell["error"] or "budget" in cell["error"]
+    assert cell["iterations_done"] < 3
+    (row,) = _leaderboard(store, "poor")["rows"]
+    assert row["failed_runs"] == 1 and row["mean"] is not None  # it keeps the best it reached
