@@ -200,7 +200,15 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     tasks = list_tasks() if args.tasks == "all" else args.tasks.split(",")
-    result = measure(args.scaffolds.split(","), tasks, args.seeds, args.iterations, args.parallel)
+    result = measure(
+        args.scaffolds.split(","),
+        tasks,
+        args.seeds,
+        args.iterations,
+        args.parallel,
+        runs_first=args.runs_first,
+        keep=args.keep,
+    )
     if args.json:
         print(json.dumps(result, indent=2))
         return
