@@ -5,7 +5,10 @@ one-line SEARCH/REPLACE edit of the parent, and the evaluator returns a seeded r
 What remains is the loop itself: selection, prompt rendering, diff application, admission,
 observe hooks, events, and the per-iteration SQLite transaction with its checkpoint.  For evox
 that includes the ``sample``/``add`` calls to the strategy's container (Docker), with strategy
-switches disabled (they are LLM-bound).
+switches disabled (they are LLM-bound); for adaevolve the archives' crowding, the island
+bookkeeping and the paradigm path (the instant model answers guide requests with three ideas).
+The programs are prefilled through the population's ``add`` (for adaevolve: crowding into
+island 0, whose archive keeps 20 of them; the store holds them all).
 
     python bench/loop_overhead.py [--iterations 200] [--sizes 1000 10000] [--scaffolds NAME ...]
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 import re
 import statistics
@@ -34,6 +38,13 @@ from harness.store.base import IterationCommit, RunRecord  # noqa: E402
 from harness.store.sqlite import SQLiteStore  # noqa: E402
 
 FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.S)
+PARADIGMS = json.dumps(
+    {
+        "ideas": [
+            {"idea": f"idea {k}", "description": "d", "approach_type": f"t{k}"} for k in range(3)
+        ]
+    }
+)
 
 
 class InstantModel:
@@ -49,6 +60,8 @@ class InstantModel:
         pass
 
     async def generate(self, prompt: Prompt, *, purpose: str, seed: int) -> LLMCall:
+        if purpose == "paradigm":  # an AdaEvolve guide request: three well-formed ideas
+            return LLMCall(model="instant", text=PARADIGMS, prompt_tokens=1, completion_tokens=1)
         blocks = FENCE.findall(prompt.user)
         line = next((ln for ln in blocks[-1].splitlines() if ln.startswith("x = ")), None)
         if line is None:  # not a solution prompt (an EvoX strategy rewrite): decline

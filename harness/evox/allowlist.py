@@ -6,12 +6,14 @@ refused, so a route nobody thought of is closed by default; a useful name that i
 line to add (with a test that it exists on the host's copy of the module and is not itself a
 module outside the list: ``tests/evox/test_prefilter.py``).
 
-Why some familiar names are absent: ``operator.attrgetter``/``methodcaller`` (string-keyed
-attribute access), ``functools.singledispatch`` and ``typing.get_type_hints``/``ForwardRef``
-(they evaluate annotation strings), ``logging.currentframe`` (a frame), ``logging.Formatter``
-(``{``-style format strings walk attributes), ``abc.ABCMeta``/``enum.EnumMeta`` (metaclasses),
-``dataclasses.make_dataclass`` (a class from a namespace dict), ``random.SystemRandom``
-(non-deterministic), numpy's file, native and sub-package entry points.
+Why some familiar names are absent: ``operator.attrgetter``/``methodcaller`` and
+``functools.wraps`` (string-keyed attribute access), ``functools.singledispatch`` and
+``typing.get_type_hints``/``ForwardRef`` (they evaluate annotation strings),
+``logging.currentframe`` (a frame), ``logging.Formatter`` (``{``-style format strings walk
+attributes), ``abc.ABCMeta``/``enum.EnumMeta`` (metaclasses), ``dataclasses.make_dataclass`` (a
+class from a namespace dict), ``typing.Type`` (it stands for the metaclass ``type``: subclassing
+it makes a metaclass), ``random.SystemRandom`` (non-deterministic), numpy's file, native and
+sub-package entry points.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ _TYPING = _names(
     AbstractSet Annotated Any Callable ClassVar Collection Counter DefaultDict Deque Dict
     Final FrozenSet Generator Generic Hashable Iterable Iterator List Literal Mapping
     MutableMapping MutableSequence MutableSet NamedTuple NoReturn Optional OrderedDict
-    Protocol Self Sequence Set Sized SupportsFloat SupportsInt TYPE_CHECKING Tuple Type
+    Protocol Self Sequence Set Sized SupportsFloat SupportsInt TYPE_CHECKING Tuple
     TypeAlias TypeVar TypedDict Union cast final get_args get_origin overload
     runtime_checkable
     """
@@ -107,8 +109,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     ),
     "enum": _names("Enum Flag IntEnum IntFlag StrEnum auto unique"),
     "functools": _names(
-        "cache cached_property cmp_to_key lru_cache partial partialmethod reduce total_ordering "
-        "wraps"
+        "cache cached_property cmp_to_key lru_cache partial partialmethod reduce total_ordering"
     ),
     "heapq": _names("heapify heappop heappush heappushpop heapreplace merge nlargest nsmallest"),
     "itertools": _names(

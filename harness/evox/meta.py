@@ -54,10 +54,11 @@ sees as context, and whether to ask for a different approach or a refinement.
 - Imports allowed: {", ".join(sorted(ALLOWED_IMPORTS))} — and only their usual public
   names (numpy: array maths, statistics, sorting, `numpy.random`, `numpy.linalg`). No files, no
   network, no `eval`/`exec`, no threads. No dunders at all (not `type(self).__name__`, not
-  `obj.__dict__`; `super().__init__(...)` is fine), no metaclasses, `type(x)` only in a
-  comparison, `getattr`/`hasattr` only called directly with a literal name, `.format()` only on
-  a string literal with plain fields (prefer f-strings). Use a module only as `module.name`
-  (never `m = module`), and never assign to anything of a module.
+  `obj.__dict__`; `super().__init__(...)` is fine), no metaclasses, `type(x)` only compared
+  with `is` (or with `==`/`in` against a class), `getattr`/`hasattr` only called directly with
+  a literal name, `.format()` only on a string literal with plain fields (prefer f-strings),
+  `_underscore` attributes only on `self`/`cls`. Use a module only as `module.name` (never
+  `m = module`), and never assign to anything of a module.
 - The module runs in a locked-down sandbox with a deadline per call and a memory limit; keep
   `add`/`sample` fast (well under 100 ms at 1,000 programs).
 

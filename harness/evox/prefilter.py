@@ -12,14 +12,26 @@ Nothing is executed.  Two passes over the source:
      module.  A module is never a value: it appears only as ``mod.attr`` (no ``m = copy``, no
      ``f(np)``), so every use of a module is visible here.
    - **No writes into libraries.**  No assignment or deletion of an attribute or item reached
-     from a module or from a name imported out of one (``np.x = …``, ``Program.sample = …``,
-     ``rng = np.random``-style aliases are refused before they exist).
+     from a module, from a name imported out of one, or from a name or attribute path that was
+     bound to such an object in any binding form (``=``, ``:=``, unpacking, ``for``,
+     comprehensions, containers and conditionals of them): ``np.x = …``, ``Program.sample = …``,
+     ``f = copy.deepcopy; f.x = …``, ``self.f = copy.deepcopy; self.f.x = …``; a class body's
+     names as ``Class.name``.  (A library object laundered through a function's return value
+     or a library container is not followed: the sandbox is the boundary, the host keeps the
+     canonical programs and reads resources from the kernel.)
    - **Free names are builtins from a list**; ``exec``, ``eval``, ``open``, ``__import__``,
      ``globals``, ``vars``, ``setattr`` … are simply not on it.
    - **Getattr-like callables are never values.**  ``getattr``/``hasattr`` only as direct calls
-     with a literal, public, non-frame name — so no alias (``g = getattr``), no
-     ``reduce(getattr, …)``, no ``partial(getattr)``; ``operator.attrgetter``/``methodcaller``
-     are not on ``operator``'s list.
+     with a literal name, which passes every rule an attribute written ``x.name`` does — so no
+     alias (``g = getattr``), no ``reduce(getattr, …)``, no ``partial(getattr)``, no
+     ``getattr(t, "format")``; callables that take attribute names as strings
+     (``operator.attrgetter``/``methodcaller``, ``functools.wraps``) are not on their lists.
+   - **Private attributes only of the strategy's own objects**: ``x._name`` only as
+     ``self._name``/``cls._name`` where ``self``/``cls`` is the first parameter of a method of a
+     class of the module and never rebound, or ``super()._name`` (and namedtuple's
+     ``_replace``/``_asdict``/``_fields``/``_make``), so library internals
+     (``random.Random()._randbelow``, ``E._create_``) are out.  (A method called through its
+     class with a foreign first argument is not followed.)
    - **No dunder access of any kind**: no dunder attribute (except ``super().__init__(…)`` and
      the other listed dunder methods called on ``super()``), no dunder name but ``__name__``,
      no string constant naming a dunder; class bodies define only listed dunder methods.
@@ -28,8 +40,14 @@ Nothing is executed.  Two passes over the source:
      refused on any object.
    - **No format-string field access**: ``str.format``/``format_map`` only on a string literal
      whose fields name no attribute or item (``"{0.__globals__}"`` and ``"{x[k]}"`` are refused).
-   - **No class-making tricks**: no ``metaclass=`` (no class keywords at all), ``type`` only as
-     ``type(x)`` inside a comparison, ``super`` only as ``super().name``.
+   - **No class-making tricks**: no ``metaclass=`` (no class keywords at all); ``type`` only as
+     ``type(x)`` compared with ``is``/``is not``, or with ``==``/``!=``/``in`` against plain
+     classes (a builtin, a library class, a class the module defines, another ``type(y)``) —
+     a comparison with an object of the strategy's own class would hand ``type`` to its
+     ``__eq__``; ``super`` only as ``super().name``; no listed attribute is a metaclass or stands
+     for one (``typing.Type`` is not listed; a test checks the lists); the ``enum`` classes only
+     as bases of a class that defines members, so the functional API (a class from a namespace
+     mapping, dunders included) cannot run.
 
 A rejection carries readable, line-numbered reasons that are fed back to the meta-LLM.  What
 passes still runs only in a locked-down sandbox: this gate is cheap and early, not the boundary.
@@ -80,6 +98,9 @@ ATTRIBUTE_WHY = {
     "typing.ForwardRef": "evaluates strings as code",
     "functools.singledispatch": "evaluates annotations as code",
     "dataclasses.make_dataclass": "builds classes from a namespace",
+    "typing.Type": "the metaclass type: subclassing it makes a metaclass; annotate with the class",
+    "functools.wraps": "copies attributes named by strings",
+    "functools.update_wrapper": "copies attributes named by strings",
     "abc.ABCMeta": "metaclasses",
     "enum.EnumMeta": "metaclasses",
     "enum.EnumType": "metaclasses",
@@ -90,6 +111,13 @@ _NUMPY_IO = frozenset(
     "ctypeslib lib testing f2py distutils DataSource core _core".split()
 )
 _DUNDER = re.compile(r"__[A-Za-z0-9_]+__")
+#: Single-underscore attributes that are public API (namedtuple's).
+PUBLIC_UNDERSCORE = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defaults"})
+#: Receivers whose private attributes are the strategy's own.
+_OWN = frozenset({"self", "cls"})
+#: ``enum`` classes whose call with a namespace builds a class (the functional API).
+_ENUM_FAMILY = frozenset({"enum.Enum", "enum.IntEnum", "enum.Flag", "enum.IntFlag", "enum.StrEnum"})
+_SAFE_COMPARE = (ast.Is, ast.IsNot)
 _SHOWN_NAMES = 40
 
 
@@ -213,7 +241,9 @@ class _Policy(ast.NodeVisitor):
         self.bound = _bound_names(tree)
         self.docstrings = _docstrings(tree)
         self.modules: dict[str, str] = {}  # local name → module path
-        self.library: set[str] = set()  # local names of objects taken out of modules
+        self.library: set[str] = set()  # names and attribute paths bound to library objects
+        self.imported: dict[str, str] = {}  # local name → module.attr of a from-import
+        self.classes = self._class_names(tree)
         self.parent: dict[int, ast.AST] = {}
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
@@ -249,28 +279,78 @@ class _Policy(ast.NodeVisitor):
                         self.modules[local] = full
                     elif alias.name != "*":
                         self.library.add(local)
-        for node in ast.walk(tree):  # ``n = mod.attr`` / ``n = Imported``: n is a library name
-            if isinstance(node, ast.Assign):
-                targets, value = node.targets, node.value
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                targets, value = [node.target], node.value
-            else:
-                continue
-            if self._root(value, calls=False) is not None:
-                self.library.update(t.id for t in targets if isinstance(t, ast.Name))
+                        self.imported[local] = full
+        bindings = list(_bindings(tree))
+        while True:  # ``n = mod.attr``, ``a, b = X, Y``, ``for f in [X]``…: to a fixed point
+            grown = False
+            for paths, value in bindings:
+                if self._library_valued(value):
+                    for path in paths:
+                        if path not in self.library:
+                            self.library.add(path)
+                            grown = True
+            if not grown:
+                break
+        # ``self``/``cls`` bound other than as a method's first parameter are not the strategy's
+        # own object (``self = random.Random()``).
+        self.foreign_self = {
+            n.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in _OWN
+        }
+
+    @staticmethod
+    def _class_names(tree: ast.Module) -> set[str]:
+        """Names bound only by ``class`` statements (so they always hold a class)."""
+        defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+        other: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+                other.add(node.id)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                other.add(node.name)
+            elif isinstance(node, ast.arg):
+                other.add(node.arg)
+            elif isinstance(node, ast.alias):
+                other.add(node.asname or node.name.split(".")[0])
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                other.update(node.names)
+        return defined - other
+
+    def _library_valued(self, node: ast.expr) -> bool:
+        """Whether ``node`` may evaluate to an object out of a library (not a call's result)."""
+        if self._root(node, calls=False) is not None:
+            return True
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return any(self._library_valued(e) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return any(self._library_valued(v) for v in node.values)
+        if isinstance(node, ast.Starred | ast.NamedExpr):
+            return self._library_valued(node.value)
+        if isinstance(node, ast.Subscript):
+            return self._library_valued(node.value)
+        if isinstance(node, ast.IfExp):
+            return self._library_valued(node.body) or self._library_valued(node.orelse)
+        if isinstance(node, ast.BoolOp):
+            return any(self._library_valued(v) for v in node.values)
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp):
+            return self._library_valued(node.elt)
+        if isinstance(node, ast.DictComp):
+            return self._library_valued(node.value)
+        return False
 
     def _root(self, node: ast.expr, *, calls: bool) -> str | None:
-        """The module or library name an ``a.b[c].d`` chain starts from, or None."""
+        """The module or library name (or attribute path) an ``a.b[c].d`` chain starts from."""
         while True:
+            path = _dotted(node)
+            if path is not None and (path in self.library or path in self.modules):
+                return path
             if isinstance(node, ast.Attribute | ast.Subscript):
                 node = node.value
             elif calls and isinstance(node, ast.Call):
                 node = node.func
             else:
-                break
-        if isinstance(node, ast.Name) and (node.id in self.modules or node.id in self.library):
-            return node.id
-        return None
+                return None
 
     def _module_of(self, node: ast.expr) -> str | None:
         """The module path an expression names (``np``, ``np.random``), or None."""
@@ -344,6 +424,8 @@ class _Policy(ast.NodeVisitor):
             return
         if _dunder(name) and name != "__name__":
             self.flag(node, f"{name!r} is not allowed in a strategy (no dunder names)")
+        elif self.imported.get(name) in _ENUM_FAMILY:
+            self._enum_use(node, up)
         elif name in self.modules:
             usable = isinstance(up, ast.Attribute) and up.value is node
             if not usable and not self._getattr_target(node, up):
@@ -385,33 +467,139 @@ class _Policy(ast.NodeVisitor):
                 and not up.keywords
                 and not isinstance(up.args[0], ast.Starred)
             )
-            if not (one_arg and isinstance(self._up(up), ast.Compare)):  # type: ignore[arg-type]
+            compare = self._up(up) if one_arg else None  # type: ignore[arg-type]
+            if not isinstance(compare, ast.Compare):
                 self.flag(
                     node,
                     "type() is allowed only as type(x) inside a comparison (no metaclasses, no "
                     "three-argument type()); use isinstance()",
+                )
+            elif not self._plain_compare(compare, up):  # type: ignore[arg-type]
+                self.flag(
+                    node,
+                    "type(x) may be compared with 'is'/'is not', or with ==, != or 'in' only "
+                    "against plain classes (int, np.ndarray, a class of this module, type(y)); "
+                    "an object's __eq__ or __contains__ would receive the type",
                 )
         elif node.id == "super":
             outer = self._up(up) if called else None  # type: ignore[arg-type]
             if not (isinstance(outer, ast.Attribute) and outer.value is up):
                 self.flag(node, "super() may only be used as super().method(...)")
 
+    def _plain_compare(self, compare: ast.Compare, call: ast.Call) -> bool:
+        if all(isinstance(op, _SAFE_COMPARE) for op in compare.ops):
+            return True
+        others = [e for e in (compare.left, *compare.comparators) if e is not call]
+        return all(self._plain_class(e) for e in others)
+
+    def _plain_class(self, node: ast.expr) -> bool:
+        """A class whose comparison cannot run strategy code (its metaclass is a library's)."""
+        if isinstance(node, ast.Constant) and node.value is None:
+            return True
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return all(self._plain_class(e) for e in node.elts)
+        if isinstance(node, ast.Name):
+            if node.id in self.classes:
+                return True
+            if node.id in self.imported:
+                return True
+            return node.id in BUILTINS and node.id not in self.bound
+        if isinstance(node, ast.Attribute):
+            return self._module_of(node.value) is not None
+        if isinstance(node, ast.Call):  # another type(y)
+            func = node.func
+            return (
+                isinstance(func, ast.Name)
+                and func.id == "type"
+                and "type" not in self.bound
+                and len(node.args) == 1
+                and not node.keywords
+            )
+        return False
+
+    def _enum_use(self, node: ast.expr, up: ast.AST | None) -> None:
+        """The enum classes only as a class's base (with members) or isinstance's second
+        argument: called with a namespace they build classes, dunder methods included."""
+        if isinstance(up, ast.ClassDef) and node in up.bases:
+            return
+        if (
+            isinstance(up, ast.Call)
+            and isinstance(up.func, ast.Name)
+            and up.func.id in ("isinstance", "issubclass")
+            and len(up.args) == 2
+            and up.args[1] is node
+        ):
+            return
+        self.flag(
+            node,
+            f"'{ast.unparse(node)}' may only be a class's base (a class that defines its members)"
+            " or isinstance()'s second argument: the functional Enum API builds classes from a "
+            "namespace",
+        )
+
     # -- attributes ----------------------------------------------------------------------------
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        attr, up = node.attr, self._up(node)
+    def _attribute_rules(
+        self, node: ast.AST, receiver: ast.expr, attr: str, via: str | None = None
+    ) -> None:
+        """Reading ``receiver.attr``, written so or as ``via(receiver, "attr")`` (getattr):
+        the same rules either way."""
+        shown = f"{via}() of {attr!r}" if via else f"'.{attr}'"
         if _dunder(attr):
-            if not self._super_dunder_call(node, up):
-                self.flag(node, f"the dunder attribute '.{attr}' is not allowed")
-        elif attr in FRAME_ATTRIBUTES:
             self.flag(
                 node,
-                f"'.{attr}' is not allowed (frames, code, generator and traceback internals)",
+                f"{via}() of the dunder {attr!r} is not allowed"
+                if via
+                else f"the dunder attribute '.{attr}' is not allowed",
+            )
+        elif attr in FRAME_ATTRIBUTES:
+            self.flag(
+                node, f"{shown} is not allowed (frames, code, generator and traceback internals)"
             )
         elif attr in ANY_DENIED:
-            self.flag(node, f"'.{attr}' is not allowed ({ANY_DENIED[attr]})")
+            self.flag(node, f"{shown} is not allowed ({ANY_DENIED[attr]})")
         elif attr in ("format", "format_map"):
-            self._format(node)
+            self._format(node, receiver, attr)
+        elif (
+            _private(attr)
+            and attr not in PUBLIC_UNDERSCORE
+            and self._module_of(receiver) is None  # a module's privates have their own message
+            and not self._own(receiver)
+        ):
+            self.flag(
+                node,
+                f"{shown}: private attributes are allowed only on self or cls (the strategy's "
+                "own objects), not on other objects or library internals",
+            )
+
+    def _own(self, receiver: ast.expr) -> bool:
+        """``self``/``cls`` as the first parameter of a method of a class of this module (never
+        rebound), or ``super()``."""
+        if isinstance(receiver, ast.Name):
+            if receiver.id not in _OWN or receiver.id in self.foreign_self:
+                return False
+            node: ast.AST | None = receiver
+            while node is not None and not isinstance(node, ast.FunctionDef | ast.Lambda):
+                node = self._up(node)
+            if not isinstance(node, ast.FunctionDef) or not isinstance(
+                self._up(node), ast.ClassDef
+            ):
+                return False
+            params = [*node.args.posonlyargs, *node.args.args]
+            return bool(params) and params[0].arg == receiver.id
+        return (  # super()._helper()
+            isinstance(receiver, ast.Call)
+            and isinstance(receiver.func, ast.Name)
+            and receiver.func.id == "super"
+            and not receiver.args
+        )
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        attr, up = node.attr, self._up(node)
+        if not (_dunder(attr) and self._super_dunder_call(node, up)):
+            self._attribute_rules(node, node.value, attr)
         module = self._module_of(node.value)
+        if module is not None and f"{module}.{attr}" in _ENUM_FAMILY:
+            self._enum_use(node, up)
         if module is not None and not _dunder(attr):
             if self._module_attribute(node, module, attr) and f"{module}.{attr}" in self.allowed:
                 # The attribute is itself a module: it may only be looked into further.
@@ -436,18 +624,14 @@ class _Policy(ast.NodeVisitor):
             and up.func is node
         )
 
-    def _format(self, node: ast.Attribute) -> None:
-        receiver = node.value
+    def _format(self, node: ast.AST, receiver: ast.expr, attr: str) -> None:
         if not (isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)):
-            self.flag(
-                node,
-                f".{node.attr}() is allowed only on a string literal (use an f-string)",
-            )
+            self.flag(node, f".{attr}() is allowed only on a string literal (use an f-string)")
             return
         try:
             fields = list(_format_fields(receiver.value))
         except ValueError as exc:
-            self.flag(node, f"malformed format string for .{node.attr}(): {exc}")
+            self.flag(node, f"malformed format string for .{attr}(): {exc}")
             return
         for field in fields:
             if "." in field or "[" in field:
@@ -486,13 +670,9 @@ class _Policy(ast.NodeVisitor):
             self.flag(node, f"{fn}() needs a literal attribute name (no dynamic lookup)")
             return
         attr = name.value
-        if _dunder(attr):
-            self.flag(node, f"{fn}() of the dunder {attr!r} is not allowed")
-        elif attr in FRAME_ATTRIBUTES:
-            self.flag(node, f"{fn}() of {attr!r} is not allowed (frames and code internals)")
-        elif attr in ANY_DENIED:
-            self.flag(node, f"{fn}() of {attr!r} is not allowed ({ANY_DENIED[attr]})")
-        else:
+        findings = len(self.findings)
+        self._attribute_rules(node, node.args[0], attr, via=fn)
+        if len(self.findings) == findings:
             module = self._module_of(node.args[0])
             if module is not None and self._module_attribute(node, module, attr):
                 if f"{module}.{attr}" in self.allowed:
@@ -501,11 +681,25 @@ class _Policy(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         if node.keywords:
             self.flag(node, "class keywords (metaclass=…) are not allowed")
+        if any(self._enum_base(b) for b in node.bases) and not _members(node):
+            self.flag(
+                node,
+                f"the Enum class {node.name!r} must define its members in its body (an Enum "
+                "without members builds classes from a namespace through its functional API)",
+            )
         for item in node.body:
             if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and _dunder(item.name):
                 if item.name not in DUNDER_METHODS:
                     self.flag(item, f"defining {item.name}() is not allowed in a strategy")
         self.generic_visit(node)
+
+    def _enum_base(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return self.imported.get(node.id) in _ENUM_FAMILY
+        if isinstance(node, ast.Attribute):
+            module = self._module_of(node.value)
+            return module is not None and f"{module}.{node.attr}" in _ENUM_FAMILY
+        return False
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if _dunder(node.name) and not isinstance(self._up(node), ast.ClassDef):
@@ -525,6 +719,74 @@ class _Policy(ast.NodeVisitor):
                         "name either)",
                     )
                     break
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of names and attributes, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _store_paths(target: ast.expr) -> Iterable[str]:
+    """Every name or attribute path a binding target stores into."""
+    if isinstance(target, ast.Tuple | ast.List):
+        for element in target.elts:
+            yield from _store_paths(element)
+    elif isinstance(target, ast.Starred):
+        yield from _store_paths(target.value)
+    else:
+        path = _dotted(target)
+        if path is not None:
+            yield path
+
+
+def _bindings(tree: ast.AST) -> Iterable[tuple[list[str], ast.expr]]:
+    """(paths bound, value) of every binding in the module: assignments of every form, loops
+    and comprehensions (the value is the iterable: its elements are what get bound); a name
+    bound in a class body is bound as ``Class.name`` too."""
+    for node in ast.walk(tree):
+        targets: list[ast.expr]
+        if isinstance(node, ast.Assign):
+            targets, value = list(node.targets), node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        elif isinstance(node, ast.NamedExpr):
+            targets, value = [node.target], node.value
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            targets, value = [node.target], node.iter
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            targets, value = [node.optional_vars], node.context_expr
+        else:
+            continue
+        yield [path for target in targets for path in _store_paths(target)], value
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef):
+            for item in cls.body:
+                if isinstance(item, ast.Assign | ast.AnnAssign) and item.value is not None:
+                    targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                    paths = [f"{cls.name}.{p}" for t in targets for p in _store_paths(t)]
+                    yield paths, item.value
+
+
+def _members(node: ast.ClassDef) -> bool:
+    """Whether a class body assigns at least one public name (an Enum member)."""
+    for item in node.body:
+        targets = (
+            item.targets
+            if isinstance(item, ast.Assign)
+            else [item.target]
+            if isinstance(item, ast.AnnAssign) and item.value is not None
+            else []
+        )
+        for target in targets:
+            if isinstance(target, ast.Name) and not target.id.startswith("_"):
+                return True
+    return False
 
 
 def _restricted_findings(source: str) -> Iterable[Finding]:

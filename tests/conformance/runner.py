@@ -29,6 +29,13 @@ OVERRIDES: dict[str, list[str]] = {
         "memory.validation.stress_programs=50",
         "memory.validation.stress_every=10",
     ],
+    "adaevolve": [  # stagnation on every check: spawns, migrations and paradigms early
+        "selection_policy.spawn_productivity_threshold=1.5",
+        "selection_policy.spawn_cooldown_iterations=3",
+        "selection_policy.migration_interval=4",
+        "memory.paradigm_window_size=3",
+        "memory.paradigm_improvement_threshold=1.5",
+    ],
 }
 
 

@@ -23,6 +23,7 @@ from harness.core.scaffold import Scaffold
 from harness.evox.sandbox import StrategyFactory
 from harness.llm.config import FaultRates
 from harness.llm.offline.guide_responder import guide_responder
+from harness.llm.offline.paradigm_responder import paradigm_responder
 from harness.llm.offline.responders import OfflineRequest, diff_responder, rewrite_responder
 from harness.llm.offline.server import answer
 from harness.llm.offline.strategy_responder import strategy_responder
@@ -51,6 +52,7 @@ class OfflineChat:
         self.strategies = list(strategies or [])
         self.calls: list[tuple[str, list[dict[str, str]]]] = []
         self.responders = (
+            paradigm_responder(),
             guide_responder(),
             strategy_responder(),
             diff_responder(),

@@ -108,7 +108,7 @@ FAILS_EXACTLY: dict[str, str] = {
         imports="import time",
         init="self._slow = True",
         sample="if self._slow and len(pool) > 150:\n    self._slow = False\n"
-        "    end = time.perf_counter() + 2.0\n    while time.perf_counter() < end:\n        pass",
+        "    end = time.process_time() + 2.0\n    while time.process_time() < end:\n        pass",
     ),
     "memory": module(
         init="self._ballast = None",

@@ -129,6 +129,12 @@ def test_the_seed_strategy_and_ordinary_llm_code_pass() -> None:
         ("__slots__ = ()\n", "assigning the dunder name '__slots__'"),
         ("from skydiscover.search.base_database import Program\nProgram.x = 1\n", "assigning to"),
         ("import numpy as np\nnp.random.seed = print\n", "assigning to 'np.random.seed'"),
+        # Private attributes: only a method's own first parameter, never rebound.
+        ("import random\nself = random.Random()\nx = self._randbelow(2)\n", "'._randbelow'"),
+        ("f = lambda self: self._x\n", "private attributes are allowed only on self or cls"),
+        ("def f(self):\n    return self._x\n", "private attributes are allowed only on self"),
+        # A library object bound in a class body is followed as Class.name.
+        ("import copy\nclass A:\n    f = copy.deepcopy\nA.f.x = 1\n", "assigning to 'A.f.x'"),
     ],
 )
 def test_each_rule_rejects_with_a_readable_reason(source: str, expected: str) -> None:
@@ -219,3 +225,152 @@ def test_the_skydiscover_names_exist_in_the_shims(monkeypatch: pytest.MonkeyPatc
         assert all(hasattr(found, attr) for attr in ALLOWED[module]), module
     config = ALLOWED["skydiscover.config"]  # the server aliases it to database_config
     assert config == ALLOWED["skydiscover.search.database_config"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "class A:\n    pass\nx = 1\nt = type(x) == A\n",
+        "x = y = 1\nt = type(x) == type(y) and type(x) != float\n",
+        "x = 1\nt = type(x) in (int, float)\n",
+        "import numpy as np\nx = 1\nt = type(x) == np.ndarray or type(x) is not None\n",
+        "import enum\nfrom enum import Enum, auto\nclass E(Enum):\n    A = auto()\n"
+        "class F(enum.IntEnum):\n    X = 1\nok = isinstance(E.A, Enum)\n",
+        "import collections\nT = collections.namedtuple('T', 'a')\nt = T(1)._replace(a=2)\n",
+        "class A:\n    def f(self):\n        self._x = 1\n        return getattr(self, '_x', 0)\n",
+        "class A:\n    @classmethod\n    def f(cls):\n        return cls._y + super()._z()\n",
+        "import typing\nx = typing.get_origin(typing.List[int])\n",
+        "import math\nbest = math.inf\nbest = min(best, 3)\n",
+        "def f(p):\n    p.metadata['x'] = 1\n    p.tags = []\n",
+        "s = getattr('{0}', 'format')(1)\n",
+    ],
+)
+def test_the_class_rules_leave_ordinary_code_alone(source: str) -> None:
+    result = prefilter(source)
+    assert result.ok, result.reason()
+
+
+def test_no_allowed_attribute_is_or_stands_for_a_metaclass() -> None:
+    """``type`` reached as a value makes classes from a namespace (any dunder): no listed name
+    may be a metaclass, or a typing alias or base entry that resolves to one."""
+    import importlib
+    import typing
+
+    def metaclass(value: object) -> bool:
+        return value is type or (isinstance(value, type) and issubclass(value, type))
+
+    found = []
+    for module, names in ALLOWED.items():
+        if module.startswith("skydiscover") or module == "__future__":
+            continue
+        loaded = importlib.import_module(module)
+        for attr in names:
+            value = getattr(loaded, attr)
+            resolved: tuple[object, ...] = ()
+            entries = getattr(value, "__mro_entries__", None)
+            if callable(entries) and not isinstance(value, type):
+                try:
+                    resolved = tuple(entries((value,)))
+                except (TypeError, ValueError):  # not a base on its own (typing.Optional)
+                    pass
+            if (
+                metaclass(value)
+                or metaclass(typing.get_origin(value))
+                or any(metaclass(e) for e in resolved)
+            ):
+                found.append(f"{module}.{attr}")
+    assert found == []
+
+
+def test_what_the_rules_let_a_strategy_reach_holds_no_module_frame_or_metaclass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Walk everything reachable from the allow-lists (and from the objects a strategy gets by
+    ordinary calls) through the attribute names the pre-filter lets through and through the items
+    of containers, three steps deep: nothing found may be a module off the list, a frame, code
+    object or traceback, ``type`` or a metaclass, or a builtin the strategy may not name."""
+    import builtins
+    import collections
+    import functools
+    import importlib
+    import inspect
+    import logging
+    import random
+    import re
+    import types
+
+    import numpy as np
+
+    from harness.evox.allowlist import FRAME_ATTRIBUTES
+    from harness.evox.prefilter import ANY_DENIED, PUBLIC_UNDERSCORE
+    from harness.sandbox import _runtime
+
+    monkeypatch.syspath_prepend(str(_runtime.COMPAT_DIR))
+    from skydiscover.search.base_database import Program  # type: ignore[import-not-found]
+    from skydiscover.search.database_config import DatabaseConfig  # type: ignore[import-not-found]
+
+    refused = {
+        builtins.eval, builtins.exec, builtins.compile, builtins.open, builtins.__import__,
+        builtins.getattr, builtins.setattr, builtins.delattr, builtins.vars, builtins.globals,
+        builtins.locals, builtins.dir, builtins.input, builtins.breakpoint,
+    }  # fmt: skip
+
+    def passes(name: str) -> bool:
+        if name.startswith("__") and name.endswith("__"):
+            return False
+        if name.startswith("_") and name not in PUBLIC_UNDERSCORE:
+            return False
+        return name not in FRAME_ATTRIBUTES and name not in ANY_DENIED
+
+    roots: list[tuple[str, object]] = []
+    for module, names in ALLOWED.items():
+        if module in ("__future__", "skydiscover", "skydiscover.config"):
+            continue
+        loaded = importlib.import_module(module)
+        roots += [(f"{module}.{attr}", getattr(loaded, attr)) for attr in names]
+    roots += [
+        ("logging.getLogger()", logging.getLogger()),
+        ("random.Random()", random.Random(0)),
+        ("np.random.default_rng()", np.random.default_rng(0)),
+        ("np.random.RandomState()", np.random.RandomState(0)),
+        ("np.zeros()", np.zeros(2)),
+        ("re.compile()", re.compile("x")),
+        ("collections.Counter()", collections.Counter("ab")),
+        ("collections.defaultdict()", collections.defaultdict(list)),
+        ("functools.partial()", functools.partial(print)),
+        ("Program()", Program(id="p", solution="x = 1", metrics={"combined_score": 1.0})),
+        ("DatabaseConfig()", DatabaseConfig()),
+    ]
+    seen: set[int] = set()
+    found: list[str] = []
+    todo = [(path, value, 0) for path, value in roots]
+    while todo:
+        path, value, depth = todo.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, types.ModuleType):
+            if value.__name__ not in ALLOWED:
+                found.append(f"{path} is the module {value.__name__}")
+            continue  # a module's own attributes are the roots above
+        if isinstance(value, types.FrameType | types.CodeType | types.TracebackType):
+            found.append(f"{path} is a frame, code object or traceback")
+        elif value is type or (isinstance(value, type) and issubclass(value, type)):
+            found.append(f"{path} is the metaclass {value!r}")
+        elif any(value is f for f in refused):
+            found.append(f"{path} is {value!r}")
+        if found or depth >= 3:
+            continue
+        if isinstance(value, dict):
+            todo += [(f"{path}[{k!r}]", v, depth + 1) for k, v in list(value.items())[:200]]
+        elif isinstance(value, list | tuple | set | frozenset):
+            todo += [(f"{path}[{i}]", v, depth + 1) for i, v in enumerate(list(value)[:50])]
+        for name in dir(value):
+            if passes(name):
+                try:
+                    inspect.getattr_static(value, name)
+                    todo.append((f"{path}.{name}", getattr(value, name), depth + 1))
+                except Exception:  # noqa: S112 - a property that raises leads nowhere
+                    continue
+    assert found == []
+    assert len(seen) > 1000  # the walk went somewhere

@@ -133,3 +133,125 @@ def valid_fixtures() -> dict[str, str]:
     spec.loader.exec_module(module)
     fixtures = {"good": module.GOOD, **module.FAILS_EXACTLY, **module.BOUNDARY}
     return {name: source for name, source in fixtures.items() if name not in VALID_SKIPPED}
+
+
+#: AdaEvolve scripts: a code vocabulary the children's programs are drawn from (distances vary).
+_ADA_WORDS = (
+    "import numpy as np",
+    "import math",
+    "from scipy import optimize",
+    "for i in range(n):",
+    "while k < n:",
+    "x = np.zeros(n)",
+    "y = math.sqrt(x + 1)",
+    "total += value * weight",
+    "best = max(best, score)",
+    "return sorted(items)[:k]",
+    "with open(path) as handle:",
+    "result = optimize.minimize(f, x0)",
+    "points.append((a, b))",
+    "def helper(a, b):",
+    "class Packer:",
+    "try:",
+    "lambda v: v * 2",
+)
+
+
+def adaevolve_scripts(seed: int, count: int) -> list[dict[str, Any]]:
+    """Scripted AdaEvolve runs for the differential tests: islands, archive size, migration and
+    spawn settings, the seed's score, then per iteration the samples it draws (1-3: failed
+    attempts re-sample) and the child's code and ``combined_score`` (``None``: every attempt
+    failed)."""
+    rng = random.Random(seed)
+    scripts = []
+    for n in range(count):
+        spawn = n % 3 == 0
+        script: dict[str, Any] = {
+            "rng": rng.randrange(1 << 30),
+            "num_islands": rng.choice([1, 2, 3]),
+            "population_size": rng.choice([4, 6, 20]),
+            "migration_interval": rng.choice([3, 5, 15]),
+            "migration_count": rng.choice([1, 2, 5]),
+            "use_dynamic_islands": spawn,
+            "spawn_productivity_threshold": 0.6 if spawn else 0.015,
+            "spawn_cooldown_iterations": rng.choice([2, 4]) if spawn else 30,
+            "use_ucb_selection": rng.random() < 0.8,
+            "seed_score": round(rng.uniform(0.1, 0.5), 3),
+            "seed_code": "def solve(n):\n    return n\n",
+            "steps": [],
+        }
+        for i in range(1, rng.choice([12, 25, 40]) + 1):
+            samples = rng.choice([1, 1, 1, 2, 3])
+            if rng.random() < 0.12:
+                script["steps"].append({"samples": samples, "code": None, "score": None})
+                continue
+            lines = rng.sample(_ADA_WORDS, rng.randint(2, 6))
+            code = "\n".join(lines + [f"k = {i}"]) + "\n"
+            score = round(rng.choice([rng.uniform(0.0, 1.2), 0.5, 0.75]), 3)
+            script["steps"].append({"samples": samples, "code": code, "score": score})
+        scripts.append(script)
+    return scripts
+
+
+def adaevolve_controller_scripts(seed: int, count: int) -> list[dict[str, Any]]:
+    """Scripted AdaEvolve runs through the controller: the database settings, then per
+    iteration three attempt outcomes used in order until one succeeds (``"llm_error"``, or a
+    program and its metrics; ``validity: 0`` fails), and the guide model's answers in turn
+    (``True``: three ideas, ``False``: no usable answer)."""
+    rng = random.Random(seed)
+    scripts = []
+    for n in range(count):
+        spawn = n % 2 == 1
+        script: dict[str, Any] = {
+            "rng": rng.randrange(1 << 30),
+            "num_islands": rng.choice([2, 3]),
+            "population_size": rng.choice([4, 20]),
+            "migration_interval": rng.choice([3, 5]),
+            "migration_count": 2,
+            "use_dynamic_islands": spawn,
+            "spawn_productivity_threshold": 0.4 if spawn else 0.015,
+            "spawn_cooldown_iterations": 4 if spawn else 30,
+            "paradigm_window_size": rng.choice([3, 4]),
+            "paradigm_improvement_threshold": 0.3,
+            "seed_code": "def solve(n):\n    return n\n",
+            "seed_score": 0.3,
+            "guide": [rng.random() < 0.7 for _ in range(12)],
+            "iterations": [],
+        }
+        for i in range(1, rng.choice([16, 24]) + 1):
+            attempts: list[Any] = []
+            for a in range(3):
+                roll = rng.random()
+                if roll < 0.08:
+                    attempts.append("llm_error")
+                    continue
+                lines = rng.sample(_ADA_WORDS[:3], rng.randint(0, 2))
+                code = "\n".join(lines + ["def solve(n):", f"    return n * {i}.{a}"]) + "\n"
+                if roll < 0.3:
+                    metrics: dict[str, Any] = {"validity": 0, "combined_score": 0.0}
+                else:
+                    score = round(rng.choice([rng.uniform(0.0, 0.9), 0.3, 0.45]), 3)
+                    metrics = {"combined_score": score, "validity": 1}
+                attempts.append({"code": code, "metrics": metrics})
+            script["iterations"].append(attempts)
+        scripts.append(script)
+    return scripts
+
+
+#: The golden controller scripts: generator seed and count.
+ADAEVOLVE_CONTROLLER_SEED = 59
+ADAEVOLVE_CONTROLLER_COUNT = 16
+
+
+def paradigm_ideas(request: int) -> list[dict[str, str]]:
+    """The guide model's ideas for its ``request``-th successful answer (both sides)."""
+    return [
+        {
+            "idea": f"idea {request}.{k}",
+            "description": f"description {request}.{k}",
+            "what_to_optimize": "combined_score",
+            "cautions": "none",
+            "approach_type": f"family{k}",
+        }
+        for k in range(3)
+    ]

@@ -169,6 +169,13 @@ def default_responders() -> tuple[Responder, ...]:
     """Most specific first; the rewrite responder answers anything left."""
     # Imported here: the strategy responder builds on this module's Responder and marker.
     from harness.llm.offline.guide_responder import guide_responder
+    from harness.llm.offline.paradigm_responder import paradigm_responder
     from harness.llm.offline.strategy_responder import strategy_responder
 
-    return (guide_responder(), strategy_responder(), diff_responder(), rewrite_responder())
+    return (
+        paradigm_responder(),
+        guide_responder(),
+        strategy_responder(),
+        diff_responder(),
+        rewrite_responder(),
+    )

@@ -72,9 +72,22 @@ def evox_seed_strategy() -> dict[str, Any]:
     }
 
 
+def adaevolve_controller() -> dict[str, Any]:
+    """HEAD's AdaEvolve controller loop on scripted runs: per iteration the paradigm request at
+    its start (best program, tried ideas), every attempt's island, mode, parent, context,
+    paradigm, sibling count and retry error, and the islands after ``end_iteration``.  Pinned
+    because only the repository has this controller: 0.1.0's AdaEvolve manager admits failed
+    evaluations instead of re-sampling and retrying."""
+    scripts = cases.adaevolve_controller_scripts(
+        cases.ADAEVOLVE_CONTROLLER_SEED, cases.ADAEVOLVE_CONTROLLER_COUNT
+    )
+    return {"inputs": digest(scripts), "runs": probes.drive_adaevolve_controller(scripts)}
+
+
 RECIPES = {
     "policies": policies,
     "scoring": scoring,
     "evox_valid": evox_valid,
     "evox_seed_strategy": evox_seed_strategy,
+    "adaevolve_controller": adaevolve_controller,
 }

@@ -1,0 +1,181 @@
+"""Kill latency under a stderr flood: a container's deadline vs. the moment it is gone.
+
+A container that floods its stderr used to hold up its own kill: dockerd copies the output into
+the attach socket, and a copy that cannot write blocks the container's exit until docker-py's
+request timeout (measured at 122-131 s before the host drained the attach streams all the time,
+see ``harness/sandbox/attach.py``).  This prints, for each kind of container, how long after its
+deadline the caller got the verdict and the container was gone (``docker inspect`` says
+NotFound).  The issue's bound is ≤ 2 s over the deadline.
+
+- ``strategy``: an EvoX strategy server whose ``sample()`` prints without end (the server's
+  stdout is its container's stderr), called with a per-call deadline, through the runtime's own
+  client: the call raises at the deadline, ``close()`` removes the container.
+- ``candidate``: a container from the candidate image with the candidate hardening whose main
+  process floods stderr (the in-container runner captures a candidate's own output, so this is
+  what a flood at the container level looks like to the backend), attached and read with the
+  backend's :class:`AttachedStream`, killed and removed the way the backend does at a job's
+  deadline.
+
+    python bench/kill_latency.py [--deadline 2] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import docker  # noqa: E402
+import docker.errors  # noqa: E402
+
+from harness.core.errors import StrategyError  # noqa: E402
+from harness.evox.sandbox import ContainerLimits, DockerStrategyFactory  # noqa: E402
+from harness.sandbox import ownership  # noqa: E402
+from harness.sandbox.attach import AttachedStream  # noqa: E402
+from harness.sandbox.hardening import (  # noqa: E402
+    CANDIDATE_UID,
+    ContainerSpec,
+    create_hardened_container,
+    minimal_env,
+)
+from harness.sandbox.images import build_images  # noqa: E402
+from harness.sandbox.protocol import Limits  # noqa: E402
+
+FLOOD_STRATEGY = """
+from skydiscover.search.base_database import Program, ProgramDatabase
+
+
+class EvolvedProgram(Program):
+    pass
+
+
+class EvolvedProgramDatabase(ProgramDatabase):
+    def add(self, program, iteration=None, **kwargs):
+        self.programs[program.id] = program
+        return program.id
+
+    def sample(self, num_context_programs=4, **kwargs):
+        line = "y" * 65536
+        while True:
+            print(line)
+"""
+FLOOD_COMMAND = "import os\nline = b'y' * 65536\nwhile True:\n    os.write(2, line)\n"
+
+
+def gone(client: docker.DockerClient, name: str) -> bool:
+    try:
+        client.containers.get(name)
+    except docker.errors.NotFound:
+        return True
+    return False
+
+
+async def strategy_once(factory: DockerStrategyFactory, deadline_s: float) -> tuple[float, float]:
+    client = factory.client(ContainerLimits(memory_mb=256, call_s=deadline_s))
+    try:
+        await client.start()
+        await client.load(FLOOD_STRATEGY, {}, 0)
+        await client.new("main")
+        await client.add([{"id": "p1", "solution": "x = 1", "metrics": {"combined_score": 1.0}}])
+        transport = client.transport
+        name = transport.container.name  # type: ignore[attr-defined]
+        started = time.monotonic()
+        try:
+            await client.sample(4, deadline_s=deadline_s)
+        except StrategyError as exc:
+            assert exc.kind == "timeout", exc
+        else:
+            raise AssertionError("the flooding sample() answered")
+        raised = time.monotonic()
+        flooded = transport.stream.stderr_bytes  # type: ignore[attr-defined]
+        assert flooded > 1 << 20, f"only {flooded} bytes of stderr: not a flood"
+    finally:
+        await client.close()
+    while not gone(factory.docker, name):
+        await asyncio.sleep(0.01)
+    removed = time.monotonic()
+    deadline = started + deadline_s
+    return raised - deadline, removed - deadline
+
+
+def candidate_once(
+    client: docker.DockerClient, image: str, deadline_s: float
+) -> tuple[float, float]:
+    spec = ContainerSpec(
+        image=image,
+        command=("/usr/bin/python3", "-c", FLOOD_COMMAND),
+        limits=Limits(wall_s=deadline_s, memory_mb=256, cpus=1.0, pids=32, tmpfs_mb=16),
+        labels={
+            ownership.LABEL: "1",
+            ownership.OWNER_LABEL: ownership.owner_id(),
+            ownership.ROLE_LABEL: "eval",
+        },
+        env=minimal_env(pythonpath=""),
+        name=f"galapagos-bench-flood-{uuid.uuid4().hex[:10]}",
+        cap_add=(),
+        user=f"{CANDIDATE_UID}:{CANDIDATE_UID}",
+    )
+    container = create_hardened_container(client, spec)
+    stream = AttachedStream.open(client, container, max_frame=1 << 20)
+    try:
+        container.start()
+        started = time.monotonic()
+        try:
+            stream.recv_frame(started + deadline_s)
+        except TimeoutError:
+            pass
+        else:
+            raise AssertionError("the flooding container sent a frame")
+        container.kill()  # as the backend does at a job's deadline
+        container.wait(timeout=10)
+        raised = time.monotonic()
+        flooded = stream.stderr_bytes
+    finally:
+        stream.close()
+        ownership.remove_containers([container])
+    while not gone(client, container.name):
+        time.sleep(0.01)
+    removed = time.monotonic()
+    deadline = started + deadline_s
+    assert flooded > 1 << 20, f"only {flooded} bytes of stderr: not a flood"
+    return raised - deadline, removed - deadline
+
+
+def show(kind: str, rows: list[tuple[float, float]], deadline_s: float) -> None:
+    verdict = [r[0] for r in rows]
+    removal = [r[1] for r in rows]
+    print(
+        f"{kind:<10} deadline {deadline_s:g} s  verdict +{statistics.median(verdict):.2f} s "
+        f"(max +{max(verdict):.2f})  container gone +{statistics.median(removal):.2f} s "
+        f"(max +{max(removal):.2f})  over {len(rows)} runs"
+    )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--deadline", type=float, default=2.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    image = build_images(["python-eval"])["python-eval"]
+    factory = DockerStrategyFactory()
+    try:
+        rows = [await strategy_once(factory, args.deadline) for _ in range(args.repeat)]
+        show("strategy", rows, args.deadline)
+        client = factory.docker
+        rows = [
+            await asyncio.to_thread(candidate_once, client, image, args.deadline)
+            for _ in range(args.repeat)
+        ]
+        show("candidate", rows, args.deadline)
+    finally:
+        factory.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
