@@ -24,7 +24,7 @@ from harness.core.errors import ConfigError, HarnessError, RunNotFound
 from harness.runs import RunPlan, execute, new_run_id, plan_resume, run_status
 from harness.runtime import Runtime
 from harness.store.base import RunRecord
-from harness.store.owner import owner_alive
+from harness.store.owner import owner_alive, owner_token
 from harness.store.sqlite import SQLiteStore
 
 __all__ = ["BenchmarkResult", "CellState", "prepare_cells", "run_benchmark"]
@@ -156,6 +156,29 @@ async def run_benchmark(
     stop = stop or asyncio.Event()
     if not plan.exists:
         store.create_benchmark(plan.name, plan.matrix, empty_cells(plan))
+    me = owner_token()
+    holder = store.claim_benchmark(plan.name, me)
+    if holder:
+        raise ConfigError(
+            f"benchmark {plan.name!r} is being run by another process ({holder}); wait for it "
+            "to end, or stop it, then run the command again"
+        )
+    try:
+        return await _run_cells(plan, store, states, parallel, runtime, stop, on_update, started)
+    finally:
+        store.release_benchmark(plan.name, me)
+
+
+async def _run_cells(
+    plan: BenchmarkPlan,
+    store: SQLiteStore,
+    states: list[CellState],
+    parallel: int,
+    runtime: Runtime,
+    stop: asyncio.Event,
+    on_update: Callable[[CellState], None] | None,
+    started: float,
+) -> BenchmarkResult:
     notify = on_update or (lambda _state: None)
     queue: asyncio.Queue[CellState] = asyncio.Queue()
     for state in states:

@@ -21,6 +21,7 @@ from urllib.parse import quote
 from harness.core.errors import RunNotFound, StoreError
 from harness.core.records import Event, Program
 from harness.store.base import IterationCommit, RunRecord
+from harness.store.owner import owner_alive
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -85,6 +86,10 @@ MIGRATIONS: tuple[str, ...] = (
         error TEXT DEFAULT '', updated_at REAL, PRIMARY KEY (benchmark, scaffold, task, seed)
     );
     CREATE INDEX benchmark_cells_by_run ON benchmark_cells (run_id);
+    """,
+    # v3: the process running a benchmark (two at once would start the same cells twice).
+    """
+    ALTER TABLE benchmarks ADD COLUMN owner TEXT DEFAULT '';
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -614,7 +619,8 @@ class SQLiteStore:
         try:
             with self._tx() as conn:
                 conn.execute(
-                    "INSERT INTO benchmarks VALUES (?, ?, ?, ?)",
+                    "INSERT INTO benchmarks (name, matrix, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?)",
                     (name, _dumps(dict(matrix)), now, now),
                 )
                 conn.executemany(
@@ -626,6 +632,25 @@ class SQLiteStore:
                 )
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"benchmark {name!r} already exists in {self.path}") from exc
+
+    def claim_benchmark(self, name: str, owner: str) -> str:
+        """Make ``owner`` the process running benchmark ``name``; returns the live owner that
+        holds it instead ('' when the claim succeeded)."""
+        with self._tx() as conn:
+            row = conn.execute("SELECT owner FROM benchmarks WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise StoreError(f"no benchmark {name!r} in {self.path}")
+            holder = row[0] or ""
+            if holder and holder != owner and owner_alive(holder):
+                return str(holder)
+            conn.execute("UPDATE benchmarks SET owner = ? WHERE name = ?", (owner, name))
+        return ""
+
+    def release_benchmark(self, name: str, owner: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE benchmarks SET owner = '' WHERE name = ? AND owner = ?", (name, owner)
+            )
 
     def set_cell(
         self, name: str, scaffold: str, task: str, seed: int, *, run_id: str | None, error: str = ""

@@ -83,3 +83,31 @@ def test_a_scaffold_named_twice_through_a_file_is_refused(tmp_path: Path) -> Non
                           "--tasks", "circle_packing")  # fmt: skip
     assert code == 2, output
     assert "both scaffold 'topk'" in output
+
+
+def test_a_benchmark_run_by_another_live_process_is_refused(tmp_path: Path) -> None:
+    import asyncio
+
+    from harness.benchmark import prepare_cells, run_benchmark
+    from harness.core.errors import ConfigError
+    from harness.runtime import Runtime
+    from harness.store.owner import owner_token
+
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    plan = plan_benchmark(
+        BenchmarkSpec("b1", ("topk",), ("circle_packing",), seeds=1, iterations=1), store
+    )
+    store.create_benchmark("b1", plan.matrix, empty_cells(plan))
+    other = owner_token(1)  # a live process that is not this one
+    assert store.claim_benchmark("b1", other) == ""
+    again = plan_benchmark(
+        BenchmarkSpec("b1", ("topk",), ("circle_packing",), seeds=1, iterations=1), store
+    )
+    states = prepare_cells(again, store)
+    with pytest.raises(ConfigError, match="being run by another process"):
+        asyncio.run(run_benchmark(again, store, states, parallel=1, runtime=Runtime()))
+    assert store.list_runs() == [] and store.benchmark_cells("b1")[0].run_id is None
+    # Released, or held by a process that is gone, it can be claimed.
+    store.release_benchmark("b1", other)
+    assert store.claim_benchmark("b1", "no-boot:999999:1") == ""
+    assert store.claim_benchmark("b1", owner_token()) == ""
