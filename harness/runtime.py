@@ -115,6 +115,14 @@ class Runtime:
                 self._backends[key] = backend
             return CappedBackend(backend, self._slot, run_id)
 
+    def engine_back(self) -> None:
+        """After an engine outage that stopped runs: every shared Docker backend re-checks its
+        images, drops dead warm containers and removes what the outage left (blocking)."""
+        for backend in list(self._backends.values()):
+            recover = getattr(backend, "engine_back", None)
+            if recover is not None:
+                recover()
+
     @property
     def backends(self) -> list[SandboxBackend]:
         """The shared backends opened so far (one per sandbox kind and pool shape)."""

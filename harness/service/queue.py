@@ -272,6 +272,8 @@ class RunQueue:
         # What the outage left of this run (containers the engine could not remove while it
         # was away): this process owns them, so no start-up reap would take them.
         await asyncio.to_thread(remove_run, client, run_id)
+        if self.runtime is not None:  # the shared backend outlived the outage: clean it up
+            await asyncio.to_thread(self.runtime.engine_back)
         log.warning("the Docker engine is back; run %s continues", run_id)
         self._put(run_id)
 
