@@ -111,3 +111,19 @@ def test_a_benchmark_run_by_another_live_process_is_refused(tmp_path: Path) -> N
     store.release_benchmark("b1", other)
     assert store.claim_benchmark("b1", "no-boot:999999:1") == ""
     assert store.claim_benchmark("b1", owner_token()) == ""
+
+
+def test_a_composition_file_is_a_scaffold_of_the_matrix(tmp_path: Path) -> None:
+    from harness.core.registry import get_spec
+
+    composition = tmp_path / "mine.yaml"
+    composition.write_text(get_spec("topk").path.read_text())
+    spec = BenchmarkSpec("b1", ("best_of_n", str(composition)), ("circle_packing",), 1, 1)
+    plan = plan_benchmark(spec, None)
+    names = [c.scaffold for c in plan.cells]
+    assert names[0] == "best_of_n" and names[1] != "best_of_n"
+    assert plan.matrix["scaffolds"] == names
+    assert list(plan.matrix["compositions"]) == [names[1]]
+    # The file is part of the matrix: another composition under the same path is a new matrix.
+    composition.write_text(composition.read_text() + "\n# changed\n")
+    assert plan_benchmark(spec, None).matrix != plan.matrix
