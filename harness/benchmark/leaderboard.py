@@ -14,7 +14,8 @@ benchmarks whose runs are identical give identical tables.  Per scaffold × task
   of that run's final best (``best >= final - 0.01·|final|``);
 - ``evaluations``, ``failed_iterations`` (iterations that produced no valid program),
   ``failed_runs`` (failed or out of budget), ``tokens``, ``cost``: sums over seeds;
-- ``rank``: per task, by mean (1 = best; ties share the lower rank); each scaffold's
+- ``rank``: per task, by mean (1 = best; ties, also within 1e-9 relative, share the lower
+  rank); each scaffold's
   ``mean_rank`` is over the tasks where it has a rank.
 """
 
@@ -172,7 +173,13 @@ def _rank(rows: list[dict[str, Any]]) -> None:
             key=lambda r: -r["mean"],
         )
         for r in ranked:
-            r["rank"] = 1 + sum(1 for other in ranked if other["mean"] > r["mean"])
+            r["rank"] = 1 + sum(1 for other in ranked if _above(other["mean"], r["mean"]))
+
+
+def _above(a: float, b: float) -> bool:
+    """``a`` beats ``b`` by more than float noise (1e-9 relative): means that differ only in
+    their last digits are ties, not ranks."""
+    return a - b > 1e-9 * max(1.0, abs(a), abs(b))
 
 
 def leaderboard(store: SQLiteStore, name: str) -> dict[str, Any]:

@@ -103,6 +103,11 @@ def test_ties_share_the_lower_rank(tmp_path: Path) -> None:
 
     _rank(rows)
     assert {r["rank"] for r in rows} == {1}
+    rows[0]["mean"] = 0.5 + 1e-13  # float noise, not a better result
+    rows[1]["mean"] = 0.4
+    _rank(rows)
+    assert [r["rank"] for r in rows[:2]] == [1, 2]
+    assert rows[2]["rank"] == rows[3]["rank"] == 1
 
 
 def test_best_so_far_carries_over_failed_iterations() -> None:
