@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.core.blocks import BuildEnv
 from harness.core.config import (
@@ -50,6 +50,10 @@ from harness.llm.config import resolve_llm_config
 from harness.store.base import RunRecord
 from harness.store.owner import owner_alive, owner_token
 from harness.store.sqlite import SQLiteStore, default_store_path
+
+if TYPE_CHECKING:
+    from harness.runtime import Runtime
+    from harness.sandbox.protocol import SandboxBackend
 
 __all__ = [
     "RunPlan",
@@ -349,8 +353,13 @@ def _upgrade_stored(config: Mapping[str, Any], scaffold: str) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
-    """Start the chat model, meter and sandboxed evaluator; stop all of them on exit."""
+async def open_services(
+    plan: RunPlan, run_id: str, runtime: Runtime | None = None
+) -> AsyncIterator[Services]:
+    """Start the chat model, meter and sandboxed evaluator; stop all of them on exit.
+
+    With a shared ``runtime`` the sandbox backend, the canaries, the offline model server and
+    the endpoint's HTTP client are the runtime's (this run only holds handles on them)."""
     from harness.evaluation.driver import TaskEvaluator
     from harness.llm.client import open_llm
     from harness.llm.usage import UsageMeter
@@ -360,8 +369,11 @@ async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
     notices = list(dict.fromkeys([*plan.notes, *resolved.notes]))  # plan_run has some already
     async with AsyncExitStack() as stack:
         meter = UsageMeter(resolved.max_total_tokens, resolved.max_cost)
-        client = await open_llm(
-            resolved, rng=make_rng(plan.config.seed, "llm.ensemble"), meter=meter
+        rng = make_rng(plan.config.seed, "llm.ensemble")
+        client = (
+            await runtime.llm(resolved, rng=rng, meter=meter)
+            if runtime is not None
+            else await open_llm(resolved, rng=rng, meter=meter)
         )
         stack.push_async_callback(client.aclose)
         if resolved.provider != "offline":
@@ -383,16 +395,20 @@ async def open_services(plan: RunPlan, run_id: str) -> AsyncIterator[Services]:
             limits = dataclasses.replace(limits, wall_s=ev.timeout_s)
         if ev.memory_mb is not None:
             limits = dataclasses.replace(limits, memory_mb=ev.memory_mb)
-        if ev.sandbox == "docker" and ev.canaries:
-            from harness.sandbox.doctor import startup_canaries
+        backend: SandboxBackend
+        if runtime is not None:
+            backend = await runtime.backend(ev, run_id)  # canaries once per runtime
+        else:
+            if ev.sandbox == "docker" and ev.canaries:
+                from harness.sandbox.doctor import startup_canaries
 
-            await startup_canaries()  # fail closed before any pool or candidate starts
-        options: dict[str, Any] = (
-            {"pool_size": ev.pool_size, "engine_wait_s": ev.engine_wait_s}
-            if ev.sandbox == "docker"
-            else {}
-        )
-        backend = make_backend(ev.sandbox, **options)
+                await startup_canaries()  # fail closed before any pool or candidate starts
+            options: dict[str, Any] = (
+                {"pool_size": ev.pool_size, "engine_wait_s": ev.engine_wait_s}
+                if ev.sandbox == "docker"
+                else {}
+            )
+            backend = make_backend(ev.sandbox, **options)
         evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
         stack.push_async_callback(evaluator.aclose)  # closes the backend too
         yield Services(
@@ -416,10 +432,15 @@ async def execute(
     on_start: Callable[[RunRecord, Services], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     stop: asyncio.Event | None = None,
+    runtime: Runtime | None = None,
+    run_id: str | None = None,
 ) -> RunSummary:
-    """Start a new run (or continue ``plan.run``) and drive it to its end."""
-    run_id = plan.run.id if plan.run else new_run_id()
-    async with open_services(plan, run_id) as services:
+    """Start a new run (or continue ``plan.run``) and drive it to its end.
+
+    ``runtime``: services shared with other runs of this process (see :mod:`harness.runtime`);
+    ``run_id``: the new run's id, chosen by the caller (a benchmark records it first)."""
+    run_id = plan.run.id if plan.run else (run_id or new_run_id())
+    async with open_services(plan, run_id, runtime) as services:
         card = plan.task.card
         env = BuildEnv(
             seed=plan.config.seed,

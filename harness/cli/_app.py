@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from harness.cli import catalog, runs, serve, show
+from harness.cli import bench, catalog, runs, serve, show
 from harness.cli import sandbox as sandbox_cmd
 from harness.cli import strategy as strategy_cmd
 from harness.cli import task as task_cmd
@@ -60,6 +60,7 @@ def _root(
 
 
 runs.register(app)
+bench.register(app)
 show.register(app)
 catalog.register(app)
 serve.register(app)

@@ -30,7 +30,7 @@ from harness.llm.usage import UsageMeter, estimate_tokens
 if TYPE_CHECKING:
     from harness.llm.offline import OfflineServer
 
-__all__ = ["EndpointInfo", "LLMClient", "SeededLLM", "choose_model", "open_llm"]
+__all__ = ["EndpointInfo", "LLMClient", "SeededLLM", "choose_model", "make_transport", "open_llm"]
 
 MAX_BACKOFF_S = 60.0
 
@@ -77,6 +77,7 @@ class LLMClient:
         meter: UsageMeter | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         server: OfflineServer | None = None,
+        transport: openai.AsyncOpenAI | None = None,
     ) -> None:
         if settings.api_base is None:
             raise LLMError("no API base to talk to; build the client with open_llm()")
@@ -85,15 +86,11 @@ class LLMClient:
         self._rng = rng
         self._sleep = sleep
         self._server = server
-        # The offline server is on loopback: never route it through an HTTP proxy from the env.
-        http = openai.DefaultAsyncHttpx2Client(trust_env=False) if server is not None else None
-        self._openai = openai.AsyncOpenAI(
-            base_url=settings.api_base,
-            api_key=settings.api_key or "not-set",
-            max_retries=0,
-            timeout=settings.timeout_s,
-            http_client=http,
-        )
+        self._offline = server is not None or settings.provider == "offline"
+        #: ``transport``: an SDK client shared with other runs (one connection pool per
+        #: endpoint, see :mod:`harness.runtime`); its owner closes it, not this client.
+        self._owns_transport = transport is None
+        self._openai = transport or make_transport(settings)
 
     @property
     def base_url(self) -> str:
@@ -108,7 +105,7 @@ class LLMClient:
 
     def _request(self, model: ModelConfig, prompt: Prompt, seed: int) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": model.name, "messages": prompt.messages()}
-        if self.settings.send_seed or self._server is not None:  # offline answers need it
+        if self.settings.send_seed or self._offline:  # offline answers need it
             kwargs["seed"] = seed
         for name in ("temperature", "top_p", "max_tokens"):
             if (value := getattr(model, name)) is not None:
@@ -227,7 +224,8 @@ class LLMClient:
         rng_from_state(self._rng, state["rng"])
 
     async def aclose(self) -> None:
-        await self._openai.close()
+        if self._owns_transport:
+            await self._openai.close()
         if self._server is not None:
             await asyncio.to_thread(self._server.close)
 
@@ -236,6 +234,20 @@ class LLMClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def make_transport(settings: ResolvedLLM) -> openai.AsyncOpenAI:
+    """The SDK client for an endpoint (no SDK retries: :meth:`LLMClient.generate` retries)."""
+    # The offline server is on loopback: never route it through an HTTP proxy from the env.
+    offline = settings.provider == "offline"
+    http = openai.DefaultAsyncHttpx2Client(trust_env=False) if offline else None
+    return openai.AsyncOpenAI(
+        base_url=settings.api_base,
+        api_key=settings.api_key or "not-set",
+        max_retries=0,
+        timeout=settings.timeout_s,
+        http_client=http,
+    )
 
 
 async def open_llm(

@@ -287,6 +287,17 @@ class DockerBackend:
                 return
             self.pool.want(key)
 
+    def engine_back(self) -> None:
+        """The engine came back after an outage a run did not wait out (the run stopped):
+        the clean-up a waited-out outage gets, before the backend serves the next run."""
+        self._after_outage()
+
+    def release_run(self, run_id: str) -> None:
+        """A run ended while the backend serves others: drop its warm containers now rather
+        than after the pool's idle timeout."""
+        if self.pool is not None:
+            self.pool.drop(lambda key: key.run != run_id)
+
     async def aclose(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.close)
 

@@ -97,7 +97,7 @@ class WarmPool(Generic[W]):
                 return None
         self.want(key)
         with self._cond:
-            queue = self._ready[key]
+            queue = self._ready.get(key)  # dropped meanwhile: a cold start
             if queue:
                 self.hits += 1
                 self._quiet_until = time.monotonic() + self._refill_delay
@@ -119,6 +119,20 @@ class WarmPool(Generic[W]):
             self._cond.notify_all()
         for item in idle:
             self._discard(item)
+
+    def drop(self, keep: Callable[[PoolKey], bool]) -> int:
+        """Stop filling every key ``keep`` rejects and discard its ready containers (a run that
+        ended on a backend other runs still use); returns how many were discarded."""
+        with self._cond:
+            gone = [key for key in self._wanted if not keep(key)]
+            idle: list[W] = []
+            for key in gone:
+                del self._wanted[key]
+                idle.extend(self._ready.pop(key, deque()))
+                self._missed.discard(key)
+        for item in idle:
+            self._discard(item)
+        return len(idle)
 
     def idle(self) -> int:
         with self._cond:

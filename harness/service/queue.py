@@ -2,7 +2,10 @@
 
 The engine thread owns its own asyncio loop and the one writing connection to the run store:
 runs execute there (the controller's blocking commits stall only that loop), while the web
-server's loop serves readers on read-only connections.  Each queued run already exists in the
+server's loop serves readers on read-only connections.  The workers share one
+:class:`~harness.runtime.Runtime` (one sandbox backend and warm pool, the canaries once per
+start, one client per LLM endpoint, a cap on evaluation containers), created when the queue
+starts and closed when it stops.  Each queued run already exists in the
 store (status ``queued``) and in the hub's queue table; a worker starts it through
 :func:`harness.runs.plan_resume` (a run with nothing committed starts from its seed), so a run
 queued or running when the hub stopped (or was killed) is simply continued when it starts
@@ -25,6 +28,7 @@ import docker
 
 from harness.core.errors import HarnessError
 from harness.runs import execute, plan_resume
+from harness.runtime import Runtime
 from harness.sandbox.engine import engine_reachable
 from harness.sandbox.ownership import remove_run
 from harness.service._db import ServiceDB
@@ -60,6 +64,8 @@ class RunQueue:
         self._stopping = False
         self._workers: list[asyncio.Task[None]] = []
         self._waiting: dict[str, asyncio.Task[None]] = {}  # runs waiting for the engine
+        #: What the workers' runs share; made in the engine thread when the queue starts.
+        self.runtime: Runtime | None = None
 
     # -- lifecycle (called from the server's thread) -----------------------------------------
     def start(self) -> None:
@@ -155,6 +161,7 @@ class RunQueue:
         asyncio.set_event_loop(loop)
         self._loop = loop
         self._queue = asyncio.Queue()
+        self.runtime = Runtime(parallel=self.workers)
         for item in self.db.pending():
             self._queue.put_nowait(item.run_id)
         self._workers = [loop.create_task(self._worker()) for _ in range(self.workers)]
@@ -165,6 +172,8 @@ class RunQueue:
             for task in asyncio.all_tasks(loop):
                 task.cancel()
             loop.run_until_complete(asyncio.sleep(0))
+            if self.runtime is not None:  # stopped without stop(): still remove its containers
+                loop.run_until_complete(self.runtime.aclose())
             loop.close()
 
     async def _worker(self) -> None:
@@ -203,7 +212,7 @@ class RunQueue:
         error = ""
         try:
             plan = plan_resume(self.store, run_id, **options)
-            await execute(plan, self.store, stop=stop)
+            await execute(plan, self.store, stop=stop, runtime=self.runtime)
             if self._engine_stopped(run_id):
                 self._stops.pop(run_id, None)
                 self._waiting[run_id] = asyncio.get_running_loop().create_task(
@@ -263,6 +272,8 @@ class RunQueue:
         # What the outage left of this run (containers the engine could not remove while it
         # was away): this process owns them, so no start-up reap would take them.
         await asyncio.to_thread(remove_run, client, run_id)
+        if self.runtime is not None:  # the shared backend outlived the outage: clean it up
+            await asyncio.to_thread(self.runtime.engine_back)
         log.warning("the Docker engine is back; run %s continues", run_id)
         self._put(run_id)
 
@@ -281,6 +292,11 @@ class RunQueue:
                 await asyncio.wait(pending, timeout=5)
         for worker in self._workers:
             worker.cancel()
+        if self.runtime is not None:
+            try:
+                await asyncio.wait_for(self.runtime.aclose(), timeout=max(grace_s, 5.0))
+            except (TimeoutError, HarnessError):  # shutting down: log, never hang
+                log.warning("the shared runtime did not close cleanly")
 
 
 def _engine_client() -> docker.DockerClient | None:

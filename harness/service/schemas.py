@@ -14,7 +14,10 @@ __all__ = [
     "EventsOut",
     "LaunchIn",
     "LaunchOut",
+    "BenchmarkCellOut",
     "LeaderboardOut",
+    "LeaderboardRow",
+    "ScaffoldRank",
     "LineageNode",
     "LineageOut",
     "ProgramOut",
@@ -224,26 +227,70 @@ class TaskOut(BaseModel):
 
 
 class LeaderboardRow(BaseModel):
-    task: str
+    """One scaffold × task of a benchmark (see ``harness.benchmark.leaderboard``)."""
+
     scaffold: str
-    runs: int
-    completed: int
+    task: str
+    seeds: int = Field(description="Runs with a score (failed runs have none).")
+    complete: int = Field(description="Of those, completed.")
+    best: float | None
+    mean: float | None
+    std: float | None = Field(description="Sample standard deviation over seeds.")
+    best_known: float | None = Field(description="The task card's best known, score scale.")
+    gap: float | None = Field(description="(best_known - mean) / |best_known|.")
+    iterations_to_99: float | None = Field(
+        description="Mean first iteration within 1 % of the run's final best."
+    )
+    evaluations: int
+    failed_iterations: int
+    failed_runs: int
+    tokens: int
+    cost: float
+    rank: int | None = Field(description="Within the task, by mean (1 = best).")
+
+
+class ScaffoldRank(BaseModel):
+    scaffold: str
+    mean_rank: float | None
+    tasks_ranked: int
+
+
+class BenchmarkCellOut(BaseModel):
+    scaffold: str
+    task: str
+    seed: int
+    run_id: str | None
+    status: str
+    error: str
+    iterations_done: int
+    max_iterations: int | None
+    seed_score: float | None
     best_score: float | None
-    mean_best_score: float | None
-    best_run: str | None
+    evaluations: int
+    failed_iterations: int
+    iterations_to_99: int | None
     tokens: int
     cost: float
 
 
 class LeaderboardOut(BaseModel):
-    benchmark: str | None
+    benchmark: str | None = Field(description="None: the store holds no benchmark yet.")
     source: str = Field(description="Where the rows come from.")
     rows: list[LeaderboardRow]
+    scaffolds: list[ScaffoldRank]
+    cells: list[BenchmarkCellOut]
 
 
 class BenchmarkOut(BaseModel):
     name: str
-    runs: int
+    created_at: float
+    scaffolds: list[str]
+    tasks: list[str]
+    seeds: int
+    iterations: int
+    cells: int
+    runs: int = Field(description="Cells with a run.")
+    completed: int
 
 
 class StatusOut(BaseModel):

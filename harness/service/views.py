@@ -15,6 +15,8 @@ from harness.store.sqlite import SQLiteStore
 
 __all__ = [
     "ACTIVE",
+    "benchmark_board",
+    "benchmarks",
     "diff_lines",
     "leaderboard_rows",
     "lineage",
@@ -123,11 +125,68 @@ def lineage(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
     return finite({"run_id": run.id, "nodes": nodes, "best_so_far": store.score_history(run.id)})
 
 
-def leaderboard_rows(store: SQLiteStore, runs: list[RunRecord]) -> list[dict[str, Any]]:
-    """Task × scaffold: runs, completed runs, best and mean best score, tokens, cost.
+def benchmarks(store: SQLiteStore) -> list[dict[str, Any]]:
+    """Every stored benchmark (``galapagos bench``), newest first, with its cells' progress."""
+    out = []
+    for name, matrix, created_at in store.benchmarks():
+        cells = store.benchmark_cells(name)
+        with_run = [c.run_id for c in cells if c.run_id]
+        completed = 0
+        for run_id in with_run:
+            try:
+                completed += store.get_run(run_id).status == "completed"
+            except RunNotFound:
+                continue
+        out.append(
+            {
+                "name": name,
+                "created_at": created_at,
+                "scaffolds": list(matrix.get("scaffolds", [])),
+                "tasks": list(matrix.get("tasks", [])),
+                "seeds": len(matrix.get("seeds", [])),
+                "iterations": int(matrix.get("iterations", 0)),
+                "cells": len(cells),
+                "runs": len(with_run),
+                "completed": completed,
+            }
+        )
+    return out
 
-    Stands in until benchmark runs carry tags (``galapagos bench``): every stored run counts.
-    """
+
+def benchmark_board(store: SQLiteStore, name: str | None, task: str | None) -> dict[str, Any]:
+    """The leaderboard of benchmark ``name`` (default: the newest), the library's table
+    (:func:`harness.benchmark.leaderboard`), optionally one task's rows and cells only.
+    Raises :class:`~harness.core.errors.ConfigError` for an unknown benchmark."""
+    from harness.benchmark import leaderboard, resolve_benchmark
+
+    if name is None and not store.benchmarks():
+        return {
+            "benchmark": None,
+            "source": "no benchmark stored yet (galapagos bench)",
+            "rows": [],
+            "scaffolds": [],
+            "cells": [],
+        }
+    chosen = resolve_benchmark(store, name)
+    table = leaderboard(store, chosen)
+    rows, cells = table["rows"], table["cells"]
+    if task is not None:
+        rows = [r for r in rows if r["task"] == task]
+        cells = [c for c in cells if c["task"] == task]
+    return finite(
+        {
+            "benchmark": chosen,
+            "source": f"benchmark {chosen}: per scaffold x task, statistics over seeds",
+            "rows": rows,
+            "scaffolds": table["scaffolds"],
+            "cells": cells,
+        }
+    )
+
+
+def leaderboard_rows(store: SQLiteStore, runs: list[RunRecord]) -> list[dict[str, Any]]:
+    """Task × scaffold of loose runs (not in a benchmark): runs, completed runs, best and mean
+    best score, tokens, cost."""
     groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
     for run in runs:
         groups[(run.task, run.scaffold)].append(run)

@@ -21,8 +21,16 @@ from urllib.parse import quote
 from harness.core.errors import RunNotFound, StoreError
 from harness.core.records import Event, Program
 from harness.store.base import IterationCommit, RunRecord
+from harness.store.owner import owner_alive
 
-__all__ = ["SCHEMA_VERSION", "CommitListener", "SQLiteStore", "StoredEvent", "default_store_path"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "BenchmarkCell",
+    "CommitListener",
+    "SQLiteStore",
+    "StoredEvent",
+    "default_store_path",
+]
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -66,6 +74,23 @@ MIGRATIONS: tuple[str, ...] = (
         created_at REAL
     );
     """,
+    # v2: benchmarks (``galapagos bench``): a named matrix, and per cell the run that fills it
+    # (the run itself is an ordinary stored run) or why no run could start.
+    """
+    CREATE TABLE benchmarks (
+        name TEXT PRIMARY KEY, matrix TEXT NOT NULL, created_at REAL, updated_at REAL
+    );
+    CREATE TABLE benchmark_cells (
+        benchmark TEXT NOT NULL REFERENCES benchmarks (name), scaffold TEXT NOT NULL,
+        task TEXT NOT NULL, seed INTEGER NOT NULL, position INTEGER NOT NULL, run_id TEXT,
+        error TEXT DEFAULT '', updated_at REAL, PRIMARY KEY (benchmark, scaffold, task, seed)
+    );
+    CREATE INDEX benchmark_cells_by_run ON benchmark_cells (run_id);
+    """,
+    # v3: the process running a benchmark (two at once would start the same cells twice).
+    """
+    ALTER TABLE benchmarks ADD COLUMN owner TEXT DEFAULT '';
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -85,6 +110,20 @@ class StoredEvent:
     kind: str
     payload: Mapping[str, Any]
     created_at: float | None
+
+
+@dataclass(frozen=True)
+class BenchmarkCell:
+    """One scaffold × task × seed cell of a benchmark: its run (``None`` until one was
+    created), or why none could start."""
+
+    benchmark: str
+    scaffold: str
+    task: str
+    seed: int
+    position: int
+    run_id: str | None = None
+    error: str = ""
 
 
 def default_store_path() -> Path:
@@ -558,3 +597,101 @@ class SQLiteStore:
         for r in rows:
             best.setdefault(r["task"], (r["score"], json.loads(r["metrics"])))
         return best
+
+    # -- benchmarks -------------------------------------------------------------------------
+    def benchmark(self, name: str) -> dict[str, Any] | None:
+        """The stored matrix of benchmark ``name`` (None: no such benchmark)."""
+        rows = self._query("SELECT matrix FROM benchmarks WHERE name = ?", (name,))
+        return json.loads(rows[0]["matrix"]) if rows else None
+
+    def benchmarks(self) -> list[tuple[str, dict[str, Any], float]]:
+        """Every benchmark: (name, matrix, created_at), newest first."""
+        rows = self._query(
+            "SELECT name, matrix, created_at FROM benchmarks ORDER BY created_at DESC, name"
+        )
+        return [(r["name"], json.loads(r["matrix"]), r["created_at"] or 0.0) for r in rows]
+
+    def create_benchmark(
+        self, name: str, matrix: Mapping[str, Any], cells: Sequence[BenchmarkCell]
+    ) -> None:
+        """Store a new benchmark and its (empty) cells in one transaction."""
+        now = time.time()
+        try:
+            with self._tx() as conn:
+                conn.execute(
+                    "INSERT INTO benchmarks (name, matrix, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?)",
+                    (name, _dumps(dict(matrix)), now, now),
+                )
+                conn.executemany(
+                    "INSERT INTO benchmark_cells VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (name, c.scaffold, c.task, c.seed, c.position, c.run_id, c.error, now)
+                        for c in cells
+                    ],
+                )
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"benchmark {name!r} already exists in {self.path}") from exc
+
+    def claim_benchmark(self, name: str, owner: str) -> str:
+        """Make ``owner`` the process running benchmark ``name``; returns the live owner that
+        holds it instead ('' when the claim succeeded)."""
+        with self._tx() as conn:
+            row = conn.execute("SELECT owner FROM benchmarks WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise StoreError(f"no benchmark {name!r} in {self.path}")
+            holder = row[0] or ""
+            if holder and holder != owner and owner_alive(holder):
+                return str(holder)
+            conn.execute("UPDATE benchmarks SET owner = ? WHERE name = ?", (owner, name))
+        return ""
+
+    def release_benchmark(self, name: str, owner: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE benchmarks SET owner = '' WHERE name = ? AND owner = ?", (name, owner)
+            )
+
+    def set_cell(
+        self, name: str, scaffold: str, task: str, seed: int, *, run_id: str | None, error: str = ""
+    ) -> None:
+        """Record the run that fills a cell (or why none could start)."""
+        now = time.time()
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE benchmark_cells SET run_id = ?, error = ?, updated_at = ? "
+                "WHERE benchmark = ? AND scaffold = ? AND task = ? AND seed = ?",
+                (run_id, error, now, name, scaffold, task, seed),
+            )
+            conn.execute("UPDATE benchmarks SET updated_at = ? WHERE name = ?", (now, name))
+
+    def benchmark_cells(self, name: str) -> list[BenchmarkCell]:
+        rows = self._query(
+            "SELECT * FROM benchmark_cells WHERE benchmark = ? ORDER BY position", (name,)
+        )
+        return [
+            BenchmarkCell(
+                benchmark=r["benchmark"],
+                scaffold=r["scaffold"],
+                task=r["task"],
+                seed=int(r["seed"]),
+                position=int(r["position"]),
+                run_id=r["run_id"],
+                error=r["error"] or "",
+            )
+            for r in rows
+        ]
+
+    def benchmark_run_ids(self) -> set[str]:
+        """Every run that fills a cell of some benchmark."""
+        rows = self._query("SELECT run_id FROM benchmark_cells WHERE run_id IS NOT NULL")
+        return {r[0] for r in rows}
+
+    def run_benchmarks(self, run_id: str) -> list[str]:
+        """The benchmarks a run fills a cell of."""
+        rows = self._query("SELECT benchmark FROM benchmark_cells WHERE run_id = ?", (run_id,))
+        return [r[0] for r in rows]
+
+    def evaluation_count(self, run_id: str) -> int:
+        rows = self._query("SELECT COUNT(*) FROM evaluations WHERE run_id = ?", (run_id,))
+        return int(rows[0][0])

@@ -27,3 +27,21 @@ def test_a_hub_run_evaluates_in_docker(
         evaluation = c.get(f"/api/v1/runs/{run_id}/programs/p0").json()["evaluations"][0]
         assert evaluation["status"] == "ok"
     store.close()
+
+
+def test_hub_workers_share_one_runtime(
+    hub_store: Path, tmp_path: Path, auth: dict[str, str]
+) -> None:
+    """Two workers, two runs at once: one sandbox backend, the canaries once, one endpoint."""
+    store = SQLiteStore(hub_store)
+    app = create_app(store, settings(tmp_path, allow_local_sandbox=False, workers=2))
+    with TestClient(app) as c:
+        ids = [launch(c, auth, iterations=2, overrides=[], seed=seed) for seed in (1, 2)]
+        for run_id in ids:
+            run = wait_status(c, run_id, ("completed", "failed"), timeout=300)
+            assert run["status"] == "completed", run["error"]
+        runtime = app.state.hub.queue.runtime
+        assert runtime is not None and runtime.canary_runs == 1
+        assert len(runtime.backends) == 1 and runtime.endpoints == 1
+        assert runtime.containers_created >= 2 * 3
+    store.close()

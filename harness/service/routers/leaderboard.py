@@ -5,13 +5,14 @@ from __future__ import annotations
 import importlib.metadata
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 
+from harness.core.errors import ConfigError
 from harness.runs import run_status
 from harness.service.auth import Caller
 from harness.service.deps import READ_RESPONSES, hub_of, require_read
 from harness.service.schemas import BenchmarkOut, LeaderboardOut, StatusOut
-from harness.service.views import leaderboard_rows
+from harness.service.views import benchmark_board, benchmarks
 
 router = APIRouter(prefix="/api/v1", tags=["leaderboard"])
 
@@ -20,28 +21,27 @@ Reader = Annotated[Caller, Depends(require_read)]
 
 @router.get("/benchmarks", response_model=list[BenchmarkOut], responses=READ_RESPONSES)
 def list_benchmarks(request: Request, _: Reader) -> list[dict[str, Any]]:
-    """Benchmarks in the store (until benchmark tags exist: one, ``all``, of every run)."""
-    runs = hub_of(request).reader().list_runs()
-    return [{"name": "all", "runs": len(runs)}] if runs else []
+    """Benchmarks in the store (``galapagos bench``), newest first."""
+    return benchmarks(hub_of(request).reader())
 
 
-@router.get("/leaderboard", response_model=LeaderboardOut, responses=READ_RESPONSES)
+@router.get(
+    "/leaderboard",
+    response_model=LeaderboardOut,
+    responses={**READ_RESPONSES, 404: {"description": "No such benchmark."}},
+)
 def get_leaderboard(
     request: Request,
     _: Reader,
-    benchmark: Annotated[str | None, Query(max_length=64)] = None,
+    benchmark: Annotated[str | None, Query(max_length=100)] = None,
     task: Annotated[str | None, Query(max_length=128)] = None,
 ) -> dict[str, Any]:
-    """Task x scaffold: runs, best and mean best score, tokens and cost."""
-    store = hub_of(request).reader()
-    runs = [r for r in store.list_runs() if task is None or r.task == task]
-    if benchmark not in (None, "all"):
-        runs = []
-    return {
-        "benchmark": benchmark or "all",
-        "source": "every stored run, grouped by task and scaffold",
-        "rows": leaderboard_rows(store, runs),
-    }
+    """A benchmark's table (default: the newest): per scaffold x task the best, mean and std
+    over seeds, the gap to the best known, iterations to 99 %, ranks; and its cells."""
+    try:
+        return benchmark_board(hub_of(request).reader(), benchmark, task)
+    except ConfigError as exc:
+        raise HTTPException(404, str(exc)) from None
 
 
 @router.get("/status", response_model=StatusOut, responses={401: READ_RESPONSES[401]})

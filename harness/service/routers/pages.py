@@ -28,6 +28,8 @@ from harness.service.deps import hub_of, require_read
 from harness.service.hub import LaunchRequest
 from harness.service.views import (
     ACTIVE,
+    benchmark_board,
+    benchmarks,
     diff_lines,
     leaderboard_rows,
     lineage,
@@ -280,13 +282,37 @@ def task_page(request: Request, name: str, _: Reader) -> Response:
 
 
 @router.get("/leaderboard", response_class=HTMLResponse)
-def leaderboard_page(request: Request, _: Reader) -> Response:
+def leaderboard_page(
+    request: Request,
+    _: Reader,
+    benchmark: Annotated[str | None, Query(max_length=100)] = None,
+) -> Response:
+    """A benchmark's table (the newest unless one is chosen), then the runs outside any."""
     store = hub_of(request).reader()
-    rows = leaderboard_rows(store, store.list_runs())
+    try:
+        board = benchmark_board(store, benchmark, None)
+    except HarnessError as exc:
+        raise HTTPException(404, str(exc)) from None
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for row in sorted(board["rows"], key=lambda r: (r["rank"] or 1e9, r["scaffold"])):
+        by_task.setdefault(row["task"], []).append(row)
+    in_benchmarks = store.benchmark_run_ids()
+    loose = leaderboard_rows(store, [r for r in store.list_runs() if r.id not in in_benchmarks])
     tasks: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
+    for row in loose:
         tasks.setdefault(row["task"], []).append(row)
-    return render(request, "leaderboard.html", tasks=tasks)
+    return render(
+        request,
+        "leaderboard.html",
+        benchmarks=benchmarks(store),
+        board=board,
+        board_tasks=by_task,
+        ranks=sorted(
+            board["scaffolds"],
+            key=lambda r: (r["mean_rank"] is None, r["mean_rank"] or 0.0, r["scaffold"]),
+        ),
+        tasks=tasks,
+    )
 
 
 # -- playground -----------------------------------------------------------------------------

@@ -1,0 +1,271 @@
+"""Running a benchmark: its cells as ordinary stored runs, ``parallel`` at a time, in one process.
+
+Cells run through :func:`harness.runs.execute` on one shared :class:`~harness.runtime.Runtime`
+(one sandbox backend and warm pool, canaries once, one client per LLM endpoint, a global cap
+on containers).  Re-running a benchmark continues it: completed cells are skipped, interrupted
+ones resumed from their last commit (:func:`harness.runs.plan_resume`), cells never started
+are started.  A cell that fails (its run failed, its budget ran out, or its services could not
+start) is recorded with the reason and the other cells go on; ``retry_failed`` gives failed
+cells another go.  Setting ``stop`` ends every running cell after its iterations in flight
+(``interrupted``, resumable) and starts no new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from harness.benchmark.matrix import BenchmarkPlan, empty_cells
+from harness.core.controller import Progress
+from harness.core.errors import ConfigError, HarnessError, RunNotFound
+from harness.runs import RunPlan, execute, new_run_id, plan_resume, run_status
+from harness.runtime import Runtime
+from harness.store.base import RunRecord
+from harness.store.owner import owner_alive, owner_token
+from harness.store.sqlite import SQLiteStore
+
+__all__ = ["BenchmarkResult", "CellState", "prepare_cells", "run_benchmark"]
+
+log = logging.getLogger(__name__)
+
+#: Statuses a cell ends in without running again (``failed`` only until ``retry_failed``).
+FINAL = ("completed", "failed", "budget_exhausted")
+
+
+@dataclass
+class CellState:
+    """A cell as the live view and ``--json`` show it."""
+
+    scaffold: str
+    task: str
+    seed: int
+    #: queued | running | completed | interrupted | failed | budget_exhausted
+    status: str = "queued"
+    run_id: str | None = None
+    iterations_done: int = 0
+    max_iterations: int = 0
+    best_score: float | None = None
+    evaluations: int = 0
+    #: Evaluations this invocation made (a resumed cell's earlier ones are not counted).
+    new_evaluations: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    error: str = ""
+    #: What this invocation does with the cell: ``start``, ``resume`` or ``skip``.
+    action: str = "start"
+    plan: RunPlan | None = field(default=None, repr=False)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "scaffold": self.scaffold,
+            "task": self.task,
+            "seed": self.seed,
+            "status": self.status,
+            "run_id": self.run_id,
+            "iterations_done": self.iterations_done,
+            "max_iterations": self.max_iterations,
+            "best_score": self.best_score,
+            "evaluations": self.evaluations,
+            "tokens": self.tokens,
+            "cost": self.cost,
+            "error": self.error,
+        }
+
+
+@dataclass
+class BenchmarkResult:
+    name: str
+    cells: list[CellState]
+    interrupted: bool
+    wall_s: float
+    containers_created: int
+    canary_runs: int
+
+    @property
+    def failed(self) -> list[CellState]:
+        return [c for c in self.cells if c.status in ("failed", "budget_exhausted")]
+
+
+def _from_run(state: CellState, run: RunRecord) -> None:
+    state.run_id = run.id
+    state.status = run_status(run)
+    state.iterations_done = run.iterations_done
+    state.max_iterations = run.max_iterations
+    state.best_score = run.best_score
+    state.tokens = run.tokens
+    state.cost = run.cost
+    if state.status in ("failed", "budget_exhausted", "interrupted"):
+        state.error = run.error
+
+
+def prepare_cells(
+    plan: BenchmarkPlan, store: SQLiteStore, *, retry_failed: bool = False
+) -> list[CellState]:
+    """Each cell's state and what this invocation does with it; raises before anything runs
+    (a cell running in another process, a resumed cell whose task changed)."""
+    stored = {(c.scaffold, c.task, c.seed): c for c in store.benchmark_cells(plan.name)}
+    states: list[CellState] = []
+    for cell in plan.cells:
+        state = CellState(cell.scaffold, cell.task, cell.seed, plan=cell.plan)
+        state.max_iterations = cell.plan.config.general.max_iterations
+        row = stored.get((cell.scaffold, cell.task, cell.seed))
+        run = None
+        if row is not None and row.run_id:
+            try:
+                run = store.get_run(row.run_id)
+            except RunNotFound:
+                run = None  # recorded, never created: its services did not start
+        if run is not None:
+            _from_run(state, run)
+            state.evaluations = store.evaluation_count(run.id)
+            if run.status == "running" and owner_alive(run.owner):
+                raise ConfigError(
+                    f"benchmark {plan.name!r}: cell {cell.scaffold} × {cell.task} × seed "
+                    f"{cell.seed} is running in another process (run {run.id}, owner "
+                    f"{run.owner}); wait for it or stop it first"
+                )
+            if state.status in FINAL and not (retry_failed and state.status == "failed"):
+                state.action = "skip"
+            else:
+                state.action = "resume"
+                state.plan = plan_resume(store, run.id)
+        elif row is not None and row.error:
+            state.error = row.error
+            state.status = "failed"
+            state.action = "start" if retry_failed else "skip"
+        states.append(state)
+    return states
+
+
+async def run_benchmark(
+    plan: BenchmarkPlan,
+    store: SQLiteStore,
+    states: list[CellState],
+    *,
+    parallel: int,
+    runtime: Runtime,
+    stop: asyncio.Event | None = None,
+    on_update: Callable[[CellState], None] | None = None,
+) -> BenchmarkResult:
+    """Run the cells that ``states`` (from :func:`prepare_cells`) says to, ``parallel`` at a
+    time, on ``runtime`` (closed by the caller)."""
+    started = time.monotonic()
+    stop = stop or asyncio.Event()
+    if not plan.exists:
+        store.create_benchmark(plan.name, plan.matrix, empty_cells(plan))
+    me = owner_token()
+    holder = store.claim_benchmark(plan.name, me)
+    if holder:
+        raise ConfigError(
+            f"benchmark {plan.name!r} is being run by another process ({holder}); wait for it "
+            "to end, or stop it, then run the command again"
+        )
+    try:
+        return await _run_cells(plan, store, states, parallel, runtime, stop, on_update, started)
+    finally:
+        store.release_benchmark(plan.name, me)
+
+
+async def _run_cells(
+    plan: BenchmarkPlan,
+    store: SQLiteStore,
+    states: list[CellState],
+    parallel: int,
+    runtime: Runtime,
+    stop: asyncio.Event,
+    on_update: Callable[[CellState], None] | None,
+    started: float,
+) -> BenchmarkResult:
+    notify = on_update or (lambda _state: None)
+    queue: asyncio.Queue[CellState] = asyncio.Queue()
+    for state in states:
+        if state.action != "skip":
+            queue.put_nowait(state)
+
+    async def worker() -> None:
+        while not stop.is_set():
+            try:
+                state = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await _run_cell(plan.name, state, store, runtime, stop, notify)
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, parallel))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for task in workers:
+            task.cancel()
+    return BenchmarkResult(
+        name=plan.name,
+        cells=states,
+        interrupted=stop.is_set(),
+        wall_s=time.monotonic() - started,
+        containers_created=runtime.containers_created,
+        canary_runs=runtime.canary_runs,
+    )
+
+
+async def _run_cell(
+    name: str,
+    state: CellState,
+    store: SQLiteStore,
+    runtime: Runtime,
+    stop: asyncio.Event,
+    notify: Callable[[CellState], None],
+) -> None:
+    assert state.plan is not None
+    plan = state.plan
+    if state.action == "resume" and plan.run is not None:
+        run_id = plan.run.id
+        baseline = store.evaluation_count(run_id)
+    else:
+        run_id = new_run_id()
+        baseline = 0
+        store.set_cell(name, state.scaffold, state.task, state.seed, run_id=run_id)
+    state.run_id, state.status, state.error = run_id, "running", ""
+    notify(state)
+
+    def on_progress(p: Progress) -> None:
+        state.iterations_done = p.iterations_done
+        state.max_iterations = p.max_iterations
+        state.best_score = p.best_score
+        state.evaluations = p.evaluations
+        state.new_evaluations = max(0, p.evaluations - baseline)
+        state.tokens, state.cost = p.tokens, p.cost
+        notify(state)
+
+    error = ""
+    try:
+        await execute(
+            plan, store, runtime=runtime, stop=stop, run_id=run_id, on_progress=on_progress
+        )
+    except HarnessError as exc:
+        error = str(exc)
+    except Exception as exc:  # noqa: BLE001 - one cell's crash must not stop the others
+        log.exception("benchmark %s: cell %s × %s × %s crashed", name, *_cell(state))
+        error = f"internal error {type(exc).__name__}: {exc}"
+    try:
+        run = store.get_run(run_id)
+    except RunNotFound:
+        run = None
+    if run is None:  # its services did not start: the cell says why
+        state.status, state.error = "failed", error
+        store.set_cell(name, state.scaffold, state.task, state.seed, run_id=run_id, error=error)
+    else:
+        if error and run.status == "running":
+            store.update_run(run_id, status="failed", error=error)
+            run = store.get_run(run_id)
+        _from_run(state, run)
+        state.evaluations = store.evaluation_count(run_id)
+        state.new_evaluations = max(0, state.evaluations - baseline)
+        if error and not state.error:
+            state.error = error
+    notify(state)
+
+
+def _cell(state: CellState) -> tuple[str, str, int]:
+    return state.scaffold, state.task, state.seed

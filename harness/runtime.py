@@ -1,0 +1,196 @@
+"""``Runtime``: what many runs in one process share — sandbox backends, LLM endpoints, canaries.
+
+A single run opens its own services (:func:`harness.runs.open_services`).  A benchmark's cells
+and the hub's run workers instead pass one ``Runtime`` to :func:`harness.runs.execute`:
+
+- one sandbox backend (and so one warm pool and one orphan reap) per backend shape, with a
+  global cap on the evaluation containers running jobs at once across all runs
+  (:class:`~harness.sandbox.capacity.CappedBackend`); a run that ends drops its warm
+  containers at once;
+- the Docker start-up canaries once, before the first run's first container;
+- one HTTP client per LLM endpoint and key, and one offline model server per offline seed and
+  fault setting (its answers depend only on the request, so runs can share it); each run keeps
+  its own seeded ensemble RNG and budget meter.
+
+Everything is created on first use, in the event loop that runs the runs, and closed by
+:meth:`Runtime.aclose`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from typing import TYPE_CHECKING, Any
+
+import openai
+
+from harness.core.config import EvaluatorConfig
+from harness.llm.client import LLMClient, make_transport
+from harness.llm.config import ResolvedLLM
+from harness.llm.usage import UsageMeter
+from harness.sandbox.capacity import CappedBackend, SharedSlot
+from harness.sandbox.protocol import SandboxBackend
+
+if TYPE_CHECKING:
+    from harness.llm.offline import OfflineServer
+
+__all__ = ["Runtime", "default_max_containers"]
+
+
+def default_max_containers() -> int:
+    """Two per core: a container's start is CPU-bound in the engine, its job mostly too."""
+    return max(2, 2 * (os.cpu_count() or 1))
+
+
+class Runtime:
+    """Shared services for the runs of one process (see the module docstring).
+
+    ``max_containers`` caps evaluation containers running jobs at once across every run;
+    ``pool_size`` is the warm containers kept per run (a run's config may set its own with
+    ``evaluator.pool_size``); by default the cap shared by ``parallel`` concurrent runs.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_containers: int | None = None,
+        parallel: int = 1,
+        pool_size: int | None = None,
+    ) -> None:
+        self.max_containers = max_containers or default_max_containers()
+        self.pool_size = (
+            pool_size if pool_size is not None else max(1, self.max_containers // max(1, parallel))
+        )
+        self._backends: dict[tuple[Any, ...], SandboxBackend] = {}
+        self._slot: SharedSlot | None = None
+        self._transports: dict[tuple[Any, ...], openai.AsyncOpenAI] = {}
+        self._servers: dict[str, OfflineServer] = {}
+        self._lock: asyncio.Lock | None = None
+        self._canaries_passed = False
+        self.canary_runs = 0
+        self._closed = False
+
+    def _guard(self) -> asyncio.Lock:
+        if self._closed:
+            raise RuntimeError("the shared runtime is closed")
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
+
+    # -- sandbox ------------------------------------------------------------------------------
+    async def canaries(self) -> None:
+        """The Docker start-up canaries, once for the whole runtime (fail closed)."""
+        async with self._guard():
+            if self._canaries_passed:
+                return
+            from harness.sandbox.doctor import startup_canaries
+
+            self.canary_runs += 1
+            await startup_canaries()
+            self._canaries_passed = True
+
+    async def backend(self, ev: EvaluatorConfig, run_id: str | None) -> CappedBackend:
+        """A run's handle on the shared backend for ``ev``'s sandbox kind."""
+        from harness.sandbox import make_backend
+
+        if ev.sandbox == "docker" and ev.canaries:
+            await self.canaries()
+        async with self._guard():
+            if self._slot is None:
+                self._slot = SharedSlot(self.max_containers)
+            pool = ev.pool_size if ev.pool_size is not None else self.pool_size
+            key: tuple[Any, ...] = (ev.sandbox,)
+            if ev.sandbox == "docker":
+                key += (pool, ev.engine_wait_s)
+            backend = self._backends.get(key)
+            if backend is None:
+                options: dict[str, Any] = (
+                    {"pool_size": pool, "engine_wait_s": ev.engine_wait_s}
+                    if ev.sandbox == "docker"
+                    else {}
+                )
+                # Starting the Docker backend reaps orphans and pings the engine: off the loop.
+                backend = await asyncio.to_thread(make_backend, ev.sandbox, **options)
+                self._backends[key] = backend
+            return CappedBackend(backend, self._slot, run_id)
+
+    def engine_back(self) -> None:
+        """After an engine outage that stopped runs: every shared Docker backend re-checks its
+        images, drops dead warm containers and removes what the outage left (blocking)."""
+        for backend in list(self._backends.values()):
+            recover = getattr(backend, "engine_back", None)
+            if recover is not None:
+                recover()
+
+    @property
+    def backends(self) -> list[SandboxBackend]:
+        """The shared backends opened so far (one per sandbox kind and pool shape)."""
+        return list(self._backends.values())
+
+    @property
+    def containers_created(self) -> int:
+        """Evaluation containers the shared Docker backends created so far."""
+        return sum(len(getattr(b, "history", ())) for b in self._backends.values())
+
+    @property
+    def peak_jobs(self) -> int:
+        """The most evaluation jobs that ran at once."""
+        return self._slot.peak if self._slot else 0
+
+    # -- LLM ----------------------------------------------------------------------------------
+    async def llm(
+        self, settings: ResolvedLLM, *, rng: random.Random, meter: UsageMeter
+    ) -> LLMClient:
+        """A run's client (its own RNG and meter) over the endpoint's shared HTTP client."""
+        async with self._guard():
+            if settings.provider == "offline":
+                key = f"{settings.offline.seed}:{settings.offline.faults!r}"
+                server = self._servers.get(key)
+                if server is None:
+                    from harness.llm.offline import start_offline_server
+
+                    server = await asyncio.to_thread(
+                        start_offline_server,
+                        seed=settings.offline.seed,
+                        faults=settings.offline.faults,
+                    )
+                    self._servers[key] = server
+                settings = _with_endpoint(settings, server.base_url)
+            ident = (settings.provider, settings.api_base, settings.api_key, settings.timeout_s)
+            transport = self._transports.get(ident)
+            if transport is None:
+                transport = make_transport(settings)
+                self._transports[ident] = transport
+        return LLMClient(settings, rng=rng, meter=meter, transport=transport)
+
+    @property
+    def endpoints(self) -> int:
+        """LLM HTTP clients opened (one per endpoint and key)."""
+        return len(self._transports)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Close every backend (removing its containers), HTTP client and offline server."""
+        self._closed = True
+        backends, self._backends = list(self._backends.values()), {}
+        transports, self._transports = list(self._transports.values()), {}
+        servers, self._servers = list(self._servers.values()), {}
+        for backend in backends:
+            await backend.aclose()
+        for transport in transports:
+            await transport.close()
+        for server in servers:
+            await asyncio.to_thread(server.close)
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _with_endpoint(settings: ResolvedLLM, base_url: str) -> ResolvedLLM:
+    import dataclasses
+
+    return dataclasses.replace(settings, api_base=base_url, api_key="offline")

@@ -1,0 +1,61 @@
+"""``CappedBackend``: one sandbox backend shared by many runs, with a global cap on jobs.
+
+Runs that share a backend (a benchmark's cells, the hub's workers) each see their own handle:
+jobs go through one semaphore, so at most ``cap`` evaluation containers run jobs at once across
+all of them, and closing a handle only drops that run's warm containers (the backend stays up
+for the others; its owner closes it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from harness.core.records import EvalResult
+from harness.sandbox.protocol import Job, SandboxBackend
+
+__all__ = ["CappedBackend", "SharedSlot"]
+
+
+class SharedSlot:
+    """The cap shared by every handle on one backend (an asyncio semaphore, one event loop)."""
+
+    def __init__(self, cap: int) -> None:
+        if cap < 1:
+            raise ValueError(f"container cap must be at least 1, not {cap}")
+        self.cap = cap
+        self._sem = asyncio.Semaphore(cap)
+        self.in_use = 0
+        self.peak = 0
+
+    async def __aenter__(self) -> None:
+        await self._sem.acquire()
+        self.in_use += 1
+        self.peak = max(self.peak, self.in_use)
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.in_use -= 1
+        self._sem.release()
+
+
+class CappedBackend:
+    """A run's handle on a shared backend (see the module docstring)."""
+
+    def __init__(self, inner: SandboxBackend, slot: SharedSlot, run_id: str | None) -> None:
+        self.inner = inner
+        self.slot = slot
+        self.run_id = run_id
+        self.name = inner.name
+
+    async def run(self, job: Job) -> EvalResult:
+        async with self.slot:
+            return await self.inner.run(job)
+
+    async def prewarm(self, job: Job) -> None:
+        prewarm = getattr(self.inner, "prewarm", None)
+        if prewarm is not None:
+            await prewarm(job)
+
+    async def aclose(self) -> None:
+        release = getattr(self.inner, "release_run", None)
+        if release is not None and self.run_id is not None:
+            await asyncio.to_thread(release, self.run_id)
