@@ -11,7 +11,7 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -22,6 +22,7 @@ from harness.store.sqlite import SQLiteStore, default_store_path
 
 __all__ = [
     "HELP_MARKUP",
+    "StoreOpt",
     "Terminated",
     "err",
     "fmt_score",
@@ -34,6 +35,12 @@ __all__ = [
     "status_word",
     "store_for_listing",
     "store_hint",
+]
+
+#: The ``--store`` option every command that reads or writes runs takes.
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", help="Run store (SQLite file).", envvar="GALAPAGOS_STORE"),
 ]
 
 P = ParamSpec("P")

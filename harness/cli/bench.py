@@ -29,17 +29,20 @@ from harness.benchmark import (
 )
 from harness.benchmark.matrix import BenchmarkPlan
 from harness.benchmark.runner import BenchmarkResult
-from harness.cli._output import err, fmt_score, guard, open_existing_store, out, print_json
+from harness.cli._output import (
+    StoreOpt,
+    err,
+    fmt_score,
+    guard,
+    open_existing_store,
+    out,
+    print_json,
+)
 from harness.runs import open_store
 from harness.runtime import Runtime
 from harness.store.sqlite import SQLiteStore, default_store_path
 
 __all__ = ["register"]
-
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", help="Run store (SQLite file).", envvar="GALAPAGOS_STORE"),
-]
 
 
 @guard

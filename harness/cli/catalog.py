@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from harness.cli._output import fmt_score, guard, out, print_json, store_for_listing
+from harness.cli._output import StoreOpt, fmt_score, guard, out, print_json, store_for_listing
 from harness.core.config import SLOTS
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.registry import get_spec, list_blocks, list_scaffolds
@@ -16,10 +16,6 @@ from harness.evaluation.task import list_tasks, load_task
 
 __all__ = ["register"]
 
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", help="Run store (SQLite file).", envvar="GALAPAGOS_STORE"),
-]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
 
 

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from harness.cli._output import (
+    StoreOpt,
     err,
     fmt_score,
     guard,
@@ -42,10 +43,6 @@ from harness.store.sqlite import SQLiteStore
 
 __all__ = ["register"]
 
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", help="Run store (SQLite file).", envvar="GALAPAGOS_STORE"),
-]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON summary on stdout.")]
 
 OFFLINE_NOTICE = (

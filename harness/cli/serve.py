@@ -10,16 +10,11 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from harness.cli._output import err, guard, out, print_json
+from harness.cli._output import StoreOpt, err, guard, out, print_json
 from harness.core.errors import ConfigError
 from harness.store.sqlite import SQLiteStore, default_store_path
 
 __all__ = ["register", "token_app"]
-
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", help="Run store (SQLite file).", envvar="GALAPAGOS_STORE"),
-]
 
 token_app = typer.Typer(
     help="API tokens of the hub (stored hashed; the clear text is shown once).",

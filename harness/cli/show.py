@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
-from harness.cli._output import fmt_score, guard, open_existing_store, out, print_json
+from harness.cli._output import StoreOpt, fmt_score, guard, open_existing_store, out, print_json
 from harness.cli.runs import failure_lines
 from harness.core.errors import ConfigError
 from harness.report import (
@@ -31,10 +31,6 @@ from harness.store.sqlite import SQLiteStore
 
 __all__ = ["register"]
 
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", help="Run store (SQLite file).", envvar="GALAPAGOS_STORE"),
-]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
 View = Literal[
     "all", "code", "history", "usage", "programs", "lineage", "events", "prompts", "config",
