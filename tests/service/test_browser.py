@@ -95,12 +95,20 @@ def test_a_new_user_logs_in_builds_a_scaffold_and_watches_it_run(browser, hub) -
     # The run page: progress arrives live (no reload) until the run ends.
     page.wait_for_url("**/runs/*")
     expect(page.locator("h1")).to_contain_text("my-mix on function_minimization")
-    first = int(page.locator("#iterations").inner_text())
-    expect(page.locator("#status")).to_have_text("running", timeout=30_000)
+    # What the server rendered, read at once: the run is at its start, 40 iterations to go.
     page.evaluate("window.__same_page = true")  # a reload would drop it
+    first = int(page.locator("#iterations").inner_text())
     events_before = page.locator("#events li").count()
+    expect(page.locator("#status")).to_have_text("running", timeout=30_000)
+
+    def grown() -> bool:
+        return (
+            int(page.locator("#iterations").inner_text()) > max(first, 1)
+            and page.locator("#events li").count() > events_before
+        )
+
     for _ in range(600):  # (wait_for_function evaluates a string: the hub's CSP forbids it)
-        if int(page.locator("#iterations").inner_text()) > max(first, 1):
+        if grown():
             break
         page.wait_for_timeout(100)
     assert int(page.locator("#iterations").inner_text()) > max(first, 1)
