@@ -192,6 +192,11 @@ def measure(
         creates.close()
         a, b = _best(bench_store), _best(runs_store)
         out["same_best_score"] = sum(1 for key, value in a.items() if b.get(key) == value)
+        out["different_best_score"] = [
+            {"cell": " × ".join(map(str, key)), "bench": value, "run": b.get(key)}
+            for key, value in sorted(a.items())
+            if b.get(key) != value
+        ]
     return out
 
 
@@ -233,6 +238,8 @@ def main() -> None:
         )
     print(f"bench exit {result['bench']['exit']}, cells {result['bench']['status']}")
     print(f"cells with the same best score both ways: {result['same_best_score']}")
+    for d in result["different_best_score"]:
+        print(f"  differs: {d['cell']}: bench {d['bench']}, run {d['run']}")
     for key in ("bench", "sequential_runs"):
         r = result[key]
         by = r["run_seconds_by_scaffold"]
