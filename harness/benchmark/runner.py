@@ -7,7 +7,10 @@ ones resumed from their last commit (:func:`harness.runs.plan_resume`), cells ne
 are started.  A cell that fails (its run failed, its budget ran out, or its services could not
 start) is recorded with the reason and the other cells go on; ``retry_failed`` gives failed
 cells another go.  Setting ``stop`` ends every running cell after its iterations in flight
-(``interrupted``, resumable) and starts no new one.
+(``interrupted``, resumable) and starts no new one.  So does the infrastructure: a cell stopped
+because the Docker engine stayed down past ``evaluator.engine_wait_s`` halts the benchmark
+(:attr:`BenchmarkResult.halted` says why) instead of starting cell after cell into the same
+outage; re-running the command continues it.
 """
 
 from __future__ import annotations
@@ -83,6 +86,8 @@ class BenchmarkResult:
     wall_s: float
     containers_created: int
     canary_runs: int
+    #: Why the infrastructure stopped the benchmark (the first such cell's reason), or "".
+    halted: str = ""
 
     @property
     def failed(self) -> list[CellState]:
@@ -180,6 +185,7 @@ async def _run_cells(
     started: float,
 ) -> BenchmarkResult:
     notify = on_update or (lambda _state: None)
+    halted: list[str] = []
     queue: asyncio.Queue[CellState] = asyncio.Queue()
     for state in states:
         if state.action != "skip":
@@ -192,6 +198,11 @@ async def _run_cells(
             except asyncio.QueueEmpty:
                 return
             await _run_cell(plan.name, state, store, runtime, stop, notify)
+            if state.status == "interrupted" and state.error and not stop.is_set():
+                # Only the infrastructure interrupts a run with a reason (the engine stayed
+                # down past its deadline): the next cells would run into the same outage.
+                halted.append(state.error)
+                stop.set()
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, parallel))]
     try:
@@ -206,6 +217,7 @@ async def _run_cells(
         wall_s=time.monotonic() - started,
         containers_created=runtime.containers_created,
         canary_runs=runtime.canary_runs,
+        halted=halted[0] if halted else "",
     )
 
 

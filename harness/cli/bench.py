@@ -103,7 +103,8 @@ def bench(
 
     Re-running the same command continues the benchmark: completed cells are skipped,
     interrupted ones resume from their last commit.  Ctrl-C stops after the iterations in
-    flight (exit 130).  A failed cell is recorded with its reason; the others go on (exit 1
+    flight (exit 130); so does a Docker engine that stays down past evaluator.engine_wait_s
+    (exit 1, with the reason).  A failed cell is recorded with its reason; the others go on (exit 1
     at the end).  Read the table with galapagos leaderboard --bench NAME.
     """
     models = tuple(name for item in (model or []) for name in item.split(",") if name.strip())
@@ -130,8 +131,14 @@ def bench(
         print_json(_summary(result))
     else:
         _print_end(result, store)
+    if result.halted:  # the engine stayed down: one line, as galapagos run says it
+        err.print(
+            f"[bold red]error:[/] {escape(result.halted)}; the benchmark stopped: continue "
+            "with the same galapagos bench command",
+            soft_wrap=True,
+        )
     if result.interrupted:
-        raise typer.Exit(code=130)
+        raise typer.Exit(code=1 if result.halted else 130)
     if result.failed:
         raise typer.Exit(code=1)
 
@@ -269,6 +276,7 @@ def _summary(result: BenchmarkResult) -> dict[str, Any]:
     return {
         "benchmark": result.name,
         "interrupted": result.interrupted,
+        "halted": result.halted,
         "status": counts,
         "wall_s": result.wall_s,
         "evaluations": sum(s.new_evaluations for s in result.cells),
@@ -292,7 +300,7 @@ def _print_end(result: BenchmarkResult, store: Path | None) -> None:
             f"({cell.run_id or 'no run'}): {escape(cell.error[:300])}",
             soft_wrap=True,
         )
-    if result.interrupted:
+    if result.interrupted and not result.halted:
         err.print("continue with the same galapagos bench command", soft_wrap=True)
     err.print(f"table: galapagos leaderboard --bench {result.name}{hint}", soft_wrap=True)
 

@@ -268,3 +268,58 @@ async def test_an_engine_restart_during_a_strategy_deployment_is_no_strategy_fai
     retries = store.events("chaos-evox", ["strategy_infrastructure_retry"])
     assert retries, log
     assert containers_of("chaos-evox") == []
+
+
+def _running_cell_iterations(store: Path) -> int:
+    if not store.exists():
+        return 0
+    opened = SQLiteStore(store)
+    try:
+        return max((r.iterations_done for r in opened.list_runs()), default=0)
+    except Exception:  # noqa: BLE001 - not migrated yet
+        return 0
+    finally:
+        opened.close()
+
+
+def test_an_engine_down_past_the_deadline_halts_a_benchmark_and_the_command_continues_it(
+    tmp_path: Path,
+) -> None:
+    """The first cell stopped by the outage halts the benchmark: the queued cells are not
+    started into the same outage (each would wait out the deadline and end interrupted)."""
+    store = tmp_path / "s.sqlite"
+    bench = ["bench", "--name", "outage", "--scaffolds", "best_of_n", "--tasks",
+             "circle_packing", "--seeds", "3", "--iterations", "6", "--parallel", "1",
+             "--set", "evaluator.engine_wait_s=3", "--json", "--store", str(store)]  # fmt: skip
+    with restored_engine():
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", *bench],
+            cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            if _running_cell_iterations(store) >= 2:
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, "the benchmark ended before the fault could be injected"
+        engine_down()
+        out, err = proc.communicate(timeout=300)
+        engine_up()
+    assert proc.returncode == 1, err
+    summary = json.loads(out)
+    assert "stayed unreachable for 3 s" in summary["halted"]
+    assert summary["interrupted"] is True
+    assert summary["status"] == {"interrupted": 1, "queued": 2}, summary["status"]
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "continue with the same galapagos bench command" in errors[0]
+    opened = SQLiteStore(store)
+    try:
+        assert len(opened.list_runs()) == 1  # the queued cells never started
+    finally:
+        opened.close()
+
+    again = galapagos(*bench, timeout=600)
+    assert again.returncode == 0, again.stderr
+    cells = json.loads(again.stdout)["cells"]
+    assert [(c["status"], c["iterations_done"]) for c in cells] == [("completed", 6)] * 3
+    assert all(containers_of(c["run_id"]) == [] for c in cells)
