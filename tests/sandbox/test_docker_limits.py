@@ -11,7 +11,15 @@ import pytest
 from harness.core.scoring import is_failure
 from harness.sandbox.hardening import CANDIDATE_UID, ContainerSpec, create_hardened_container
 from harness.sandbox.protocol import Limits
-from tests.sandbox.helpers import EVALUATOR, SMALL, program, sealed_job
+from tests.sandbox.helpers import (
+    EVALUATOR,
+    HISTORY_EVALUATOR,
+    HISTORY_SOURCE,
+    SMALL,
+    assert_feedback_independent_of_process_history,
+    program,
+    sealed_job,
+)
 
 pytestmark = pytest.mark.docker
 
@@ -351,3 +359,12 @@ async def test_a_container_removed_while_starting_is_named_as_such(
         SandboxError, match="infrastructure faults in a row.*ended before its runner said ready"
     ):
         await docker_backend.run(sealed_job(program("return 1.0")))
+
+
+async def test_a_failures_text_does_not_depend_on_the_container_process_history(
+    docker_backend: object,
+) -> None:
+    job = sealed_job(HISTORY_SOURCE, evaluator=HISTORY_EVALUATOR)
+    result = await docker_backend.run(job)  # type: ignore[attr-defined]
+    assert_feedback_independent_of_process_history(result)
+    assert 'File "/tmp/candidate/program.py"' in result.artifacts["first"]  # type: ignore[attr-defined]

@@ -18,7 +18,14 @@ from harness.sandbox import _runtime
 from harness.sandbox.hardening import minimal_env
 from harness.sandbox.jobs import encode_job, encode_task, runner_config, task_digest
 from harness.sandbox.local_backend import LocalBackend
-from tests.sandbox.helpers import SMALL, program, sealed_job
+from tests.sandbox.helpers import (
+    HISTORY_EVALUATOR,
+    HISTORY_SOURCE,
+    SMALL,
+    assert_feedback_independent_of_process_history,
+    program,
+    sealed_job,
+)
 
 MARKED_EVALUATOR = """
 import os
@@ -184,3 +191,12 @@ async def test_a_respawned_candidate_gets_none_of_the_task_environment() -> None
         await backend.aclose()
     assert result.status == "ok", result.error
     assert result.artifacts["seen"] == "-"
+
+
+async def test_a_failures_text_does_not_depend_on_the_candidate_process_history() -> None:
+    backend = LocalBackend()
+    try:
+        result = await backend.run(sealed_job(HISTORY_SOURCE, evaluator=HISTORY_EVALUATOR))
+    finally:
+        await backend.aclose()
+    assert_feedback_independent_of_process_history(result)

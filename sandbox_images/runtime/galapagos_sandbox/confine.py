@@ -95,7 +95,10 @@ def become_candidate(cfg: RunnerConfig, fds: dict[int, int]) -> str:
         except (OSError, AttributeError, ImportError):
             pass
     os.umask(0o077)
-    private = os.path.join(cfg.workdir, f"cand-{os.getpid()}")
+    # One name for every candidate process of a job (the workdir is the job's own): a failure's
+    # traceback shows this path, and the LLM reads it, so it must not carry a pid, which
+    # depends on what else the container or machine ran before.
+    private = os.path.join(cfg.workdir, "candidate")
     os.makedirs(private, mode=0o700, exist_ok=True)
     os.chdir(private)
     os.environ["HOME"] = private
