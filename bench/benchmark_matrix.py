@@ -10,9 +10,10 @@ For the shipped scaffolds × tasks × seeds (default: every shipped scaffold, ev
 each into its own temporary store, and prints per way: wall time, evaluations (read from the
 store) and evaluations per second, and the containers the Docker engine created meanwhile
 (``create`` events in the window, every container: evaluations, warm-pool spares, canaries,
-EvoX strategy containers).  It also counts the cells whose best score is the same both ways
-(the offline model is deterministic, so all of them should be).  Figures only, no assertion;
-other users of the engine during the measurement inflate the container counts.
+EvoX strategy containers).  It also counts the cells whose best score, and whose every program
+(code, parent, score), is the same both ways (the offline model is deterministic, so all of
+them should be; a differing cell is named).  Figures only, no assertion; other users of the
+engine during the measurement inflate the container counts.
 
     .venv/bin/python bench/benchmark_matrix.py [--iterations 10] [--seeds 1] [--parallel 2]
         [--scaffolds a,b] [--tasks x,y|all] [--runs-first] [--keep DIR] [--json]
@@ -110,6 +111,17 @@ def _best(store: Path) -> dict[tuple[str, str, int], float | None]:
     return {(r.scaffold, r.task, r.seed): r.best_score for r in st.list_runs()}
 
 
+def _programs(store: Path) -> dict[tuple[str, str, int], list[tuple[Any, ...]]]:
+    """Every cell's programs: id, parent, code and score, in order."""
+    st = SQLiteStore(store)
+    return {
+        (r.scaffold, r.task, r.seed): [
+            (p.id, p.parent_id, p.code, p.score) for p in st.programs(r.id)
+        ]
+        for r in st.list_runs()
+    }
+
+
 def _evaluations(store: Path) -> int:
     st = SQLiteStore(store)
     return sum(st.evaluation_count(r.id) for r in st.list_runs())
@@ -192,6 +204,8 @@ def measure(
         creates.close()
         a, b = _best(bench_store), _best(runs_store)
         out["same_best_score"] = sum(1 for key, value in a.items() if b.get(key) == value)
+        pa, pb = _programs(bench_store), _programs(runs_store)
+        out["same_programs"] = sum(1 for key, value in pa.items() if pb.get(key) == value)
         out["different_best_score"] = [
             {"cell": " × ".join(map(str, key)), "bench": value, "run": b.get(key)}
             for key, value in sorted(a.items())
@@ -238,6 +252,9 @@ def main() -> None:
         )
     print(f"bench exit {result['bench']['exit']}, cells {result['bench']['status']}")
     print(f"cells with the same best score both ways: {result['same_best_score']}")
+    print(
+        f"cells with the same programs (code, parent, score) both ways: {result['same_programs']}"
+    )
     for d in result["different_best_score"]:
         print(f"  differs: {d['cell']}: bench {d['bench']}, run {d['run']}")
     for key in ("bench", "sequential_runs"):

@@ -14,7 +14,7 @@ import math
 import secrets
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,7 +159,14 @@ def plan_run(
         update={"llm": resolved.as_config(), "seed_from": seed_from, "task_config": task_config}
     )
     notes = [*_flag_override_notes(config_file, overrides or [], flags), *resolved.notes]
-    notes += _task_notes(loaded_task, config)
+    user_layers = [read_yaml(config_file)] if config_file else []
+    user_layers += [override_patch(item) for item in overrides or []]
+    user_layers.append(flags)
+    if api_base is not None:
+        user_layers.append({"llm": {"api_base": api_base}})
+    if models:
+        user_layers.append({"llm": {"models": list(models)}})
+    notes += _task_notes(loaded_task, config, user_layers)
     card = loaded_task.card
     if card.requirements:
         notes.append(
@@ -179,8 +186,25 @@ def _has_key(config: RunConfig, dotted: str) -> bool:
     return True
 
 
-def _task_notes(task: Task, config: RunConfig) -> list[str]:
-    """What the task's own config contributed, and (one line) every key of it not used."""
+def _sets(data: Any, dotted: str) -> bool:
+    """Whether nested mappings ``data`` hold ``dotted`` (or a part of it), whatever the value."""
+    parts = dotted.split(".")
+    for i, part in enumerate(parts):
+        if not isinstance(data, Mapping) or part not in data:
+            return False
+        data = data[part]
+        if i < len(parts) - 1 and not isinstance(data, Mapping):
+            return True  # a parent set to a scalar replaces the whole subtree
+    return True
+
+
+def _task_notes(
+    task: Task, config: RunConfig, user_layers: Sequence[Mapping[str, Any]] = ()
+) -> list[str]:
+    """What the task's own config contributed, and (one line) every key of it not used.
+
+    A search default the user's layers (--config, --set, flags) set again is named apart, as
+    overridden, not as applied."""
     folder = task.folder_config
     keys = ["prompt.system_message"] if task.system_message else []
     keys += list(folder.search) if folder else []
@@ -195,12 +219,27 @@ def _task_notes(task: Task, config: RunConfig) -> list[str]:
                     f"{config.blocks.prompt} prompt block takes none)"]  # fmt: skip
         return []
     prompt_unused = "prompt.system_message" in skipped
-    used = [k for k in folder.task_keys if not (prompt_unused and k.startswith("prompt."))]
-    used += [folder.shown(key) for key in folder.search if key not in skipped]
+
+    def yours(key: str) -> bool:
+        return any(_sets(layer, key) for layer in user_layers)
+
+    # The folder's prompt.* keys all make the system message.
+    prompt_yours = not prompt_unused and yours("prompt.system_message")
+    prompt_keys = [k for k in folder.task_keys if k.startswith("prompt.")]
+    used = [
+        k
+        for k in folder.task_keys
+        if not (k.startswith("prompt.") and (prompt_unused or prompt_yours))
+    ]
+    overridden = [key for key in folder.search if key not in skipped and yours(key)]
+    used += [folder.shown(key) for key in folder.search if key not in skipped + overridden]
     unused = list(folder.ignored) + [folder.shown(key) for key in skipped]
     notes = [f"{folder.path.name}: {note}" for note in folder.notes]
     if used:
         notes.append(f"{folder.path.name} ({folder.format} format) applies: {', '.join(used)}")
+    if overridden or prompt_yours:
+        shown = ", ".join([*(prompt_keys if prompt_yours else []), *map(folder.shown, overridden)])
+        notes.append(f"{folder.path.name}: overridden by your settings: {shown}")
     if unused:
         notes.append(f"{folder.path.name}: not used here: {', '.join(unused)}")
     return notes

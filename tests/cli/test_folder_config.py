@@ -183,6 +183,26 @@ def test_flags_and_set_override_the_folders_defaults(tmp_path: Path) -> None:
     summary = json.loads(proc.stdout)
     assert summary["max_iterations"] == 1
     assert_system_message(store, summary["run_id"], "mine")
+    # The notes say what the folder's file still decides, and what you decided instead.
+    applied = note(proc.stderr, "applies:")
+    assert "evaluator.timeout" in applied and "llm.primary_model" in applied
+    assert "max_iterations" not in applied and "prompt.system_message" not in applied
+    overridden = note(proc.stderr, "overridden by your settings:")
+    assert "max_iterations → general.max_iterations" in overridden
+    assert "prompt.system_message" in overridden
+    assert "llm." not in overridden
+
+
+def test_models_and_seed_given_by_you_are_not_named_as_the_folders(tmp_path: Path) -> None:
+    path = folder(tmp_path, "oe", OPENEVOLVE)
+    proc, _ = run(tmp_path, path, "--set", "llm.models=[{name: mine}]", "--seed", "4")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["seed"] == 4
+    applied = note(proc.stderr, "applies:")
+    assert "llm.models" not in applied and "random_seed" not in applied
+    overridden = note(proc.stderr, "overridden by your settings:")
+    assert "llm.primary_model/llm.secondary_model → llm.models" in overridden
+    assert "random_seed → seed" in overridden
 
 
 def test_a_skydiscover_folder_reads_its_system_message_file(tmp_path: Path) -> None:
