@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -111,6 +112,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class ServerProcess:
     """``galapagos serve`` as a real process on a free loopback port."""
 
@@ -140,7 +145,16 @@ class ServerProcess:
     def start(self) -> ServerProcess:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(self.args, stdout=log, stderr=log, cwd=ROOT, env=env)
+            self.proc = subprocess.Popen(
+                self.args,
+                stdout=log,
+                stderr=log,
+                cwd=ROOT,
+                env=env,
+                # As started from a terminal: Ctrl-C's default disposition, whatever ours is (a
+                # background job, as under CI, inherits SIGINT ignored, hiding what a user sees).
+                preexec_fn=_default_sigint,
+            )
         end = time.monotonic() + 60
         while time.monotonic() < end:
             if self.proc.poll() is not None:

@@ -61,6 +61,10 @@ def test_running_and_queued_runs_survive_a_stop_and_a_kill(tmp_path: Path) -> No
     first.stop()  # SIGINT; waits for the process (up to 30 s) or fails
     listener.join(10)
     assert not listener.is_alive()  # the stream ended with the server
+    # A graceful stop: the app's shutdown ran to its end, no traceback, Ctrl-C's exit code.
+    assert first.proc is not None and first.proc.returncode == 130
+    log = first.log.read_text()
+    assert "Application shutdown complete" in log and "Traceback" not in log, log[-3000:]
 
     second = ServerProcess(store, root).start()  # resumes the long run, then the others
     _wait(second, long, lambda r: r["status"] == "running" and r["iterations_done"] >= 4)
