@@ -75,5 +75,6 @@ def assert_feedback_independent_of_process_history(result: object) -> None:
     directory made a benchmark cell differ from the same run on its own)."""
     assert result.status == "ok", result.error  # type: ignore[attr-defined]
     first, again = result.artifacts["first"], result.artifacts["again"]  # type: ignore[attr-defined]
-    assert "ValueError: no luck" in first and 'program.py", line 5, in boom' in first, first
+    assert "ValueError: no luck" in first and 'File "program.py", line 5, in boom' in first, first
+    assert "    raise ValueError('no luck')" in first, first  # the source line is shown
     assert first == again

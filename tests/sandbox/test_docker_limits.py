@@ -367,4 +367,4 @@ async def test_a_failures_text_does_not_depend_on_the_container_process_history(
     job = sealed_job(HISTORY_SOURCE, evaluator=HISTORY_EVALUATOR)
     result = await docker_backend.run(job)  # type: ignore[attr-defined]
     assert_feedback_independent_of_process_history(result)
-    assert 'File "/tmp/candidate/program.py"' in result.artifacts["first"]  # type: ignore[attr-defined]
+    assert "/tmp/" not in result.artifacts["first"]  # type: ignore[attr-defined]

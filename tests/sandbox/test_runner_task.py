@@ -200,3 +200,4 @@ async def test_a_failures_text_does_not_depend_on_the_candidate_process_history(
     finally:
         await backend.aclose()
     assert_feedback_independent_of_process_history(result)
+    assert "galapagos-local-" not in result.artifacts["first"]  # nor of the job's directory

@@ -85,7 +85,14 @@ class _Worker:
         module = types.ModuleType("program")
         module.__file__ = path
         sys.modules["program"] = module  # dataclasses and pickle look classes up here
-        exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - the sandboxed program
+        # Tracebacks and warnings name the file as the program knows it ("program.py"), not
+        # the sandbox's directory: the LLM reads them, and a seeded run must read the same
+        # text whichever backend, job directory or process ran it.  linecache serves the lines.
+        shown = os.path.basename(path)
+        import linecache  # here: the first load pays for it, not every container start
+
+        linecache.cache[shown] = (len(source), None, source.splitlines(True), shown)
+        exec(compile(source, shown, "exec"), module.__dict__)  # noqa: S102 - the sandboxed program
         self.program = module
         return {"ok": True}
 
