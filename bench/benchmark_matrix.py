@@ -18,12 +18,14 @@ engine during the measurement inflate the container counts.
     .venv/bin/python bench/benchmark_matrix.py [--iterations 10] [--seeds 1] [--parallel 2]
         [--scaffolds a,b] [--tasks x,y|all] [--runs-first] [--keep DIR] [--json]
 
-Measured on 2026-11-26 (2 CPUs, an engine shared with other test suites, load average 5-9),
-the 5 shipped scaffolds × 11 tasks × 1 seed × 10 iterations, 607 evaluations each way, every
-cell with the same best score both ways: runs first, then ``bench --parallel 2``: 480 s
-(1.26 evaluations/s, 1283 containers) against 333 s (1.82/s, 971 containers).  An earlier
-4-scaffold measurement in the other order, under heavier outside load during the bench phase,
-gave the opposite (bench 938 s against 610 s): on 2 busy cores the figure follows the load.
+Measured on 2026-11-26 (2 CPUs, nothing else running), the 6 shipped scaffolds × 11 tasks ×
+1 seed × 10 iterations, 728 evaluations each way: ``bench --parallel 2`` 285.4 s (2.55
+evaluations/s, 1131 containers) against one run after another 457.7 s (1.59/s, 1505
+containers); all 66 cells had the same programs (code, parent, score) both ways.  Before the
+sandbox stopped naming its directory in tracebacks (it carried the candidate process's pid, and
+the retry prompt shows the traceback) one EvoX cell differed.  On 2 busy cores the wall times
+follow the outside load more than the method: an earlier measurement under heavy load gave the
+opposite order.
 """
 
 from __future__ import annotations
