@@ -158,10 +158,11 @@ def plan_run(
     config = config.model_copy(
         update={"llm": resolved.as_config(), "seed_from": seed_from, "task_config": task_config}
     )
-    notes = [*_flag_override_notes(config_file, overrides or [], flags), *resolved.notes]
-    user_layers = [read_yaml(config_file)] if config_file else []
-    user_layers += [override_patch(item) for item in overrides or []]
-    user_layers.append(flags)
+    # The user's layers, named as messages name them (the file and each --set read once).
+    sources = [(str(config_file), read_yaml(config_file))] if config_file else []
+    sources += [(shown_override(item), override_patch(item)) for item in overrides or []]
+    notes = [*_flag_override_notes(sources, flags), *resolved.notes]
+    user_layers = [data for _, data in sources] + [flags]
     if api_base is not None:
         user_layers.append({"llm": {"api_base": api_base}})
     if models:
@@ -258,12 +259,10 @@ def seed_from_run(store: SQLiteStore, run_id: str, program_id: str | None = None
 
 
 def _flag_override_notes(
-    config_file: Path | None, overrides: list[str], flags: Mapping[str, Any]
+    sources: Sequence[tuple[str, Mapping[str, Any]]], flags: Mapping[str, Any]
 ) -> list[str]:
-    """A note for each value of the config file or a --set that a CLI flag replaced."""
-
-    sources = [(str(config_file), read_yaml(config_file))] if config_file else []
-    sources += [(shown_override(item), override_patch(item)) for item in overrides]
+    """A note for each value of the config file or a --set (``sources``: name and data) that a
+    CLI flag replaced."""
     notes = []
     for key, flag in FLAG_NAMES.items():
         value = dotted_get(flags, key)
