@@ -53,7 +53,6 @@ from harness.store.sqlite import SQLiteStore, default_store_path
 
 if TYPE_CHECKING:
     from harness.runtime import Runtime
-    from harness.sandbox.protocol import SandboxBackend
 
 __all__ = [
     "RunPlan",
@@ -110,6 +109,8 @@ class Services:
     #: The provider the run talks to (``offline`` or ``openai``), as resolved.
     llm_provider: str
     notices: list[str] = field(default_factory=list)
+    #: The run's sandbox sessions (EvoX strategy servers), served by its Runtime.
+    sessions: Any = None
 
 
 def open_store(path: Path | None = None) -> SQLiteStore:
@@ -394,25 +395,23 @@ def _upgrade_stored(config: Mapping[str, Any], scaffold: str) -> dict[str, Any]:
 async def open_services(
     plan: RunPlan, run_id: str, runtime: Runtime | None = None
 ) -> AsyncIterator[Services]:
-    """Start the chat model, meter and sandboxed evaluator; stop all of them on exit.
+    """Start the chat model, meter, sandboxed evaluator and strategy sessions; stop all of them
+    on exit.
 
-    With a shared ``runtime`` the sandbox backend, the canaries, the offline model server and
-    the endpoint's HTTP client are the runtime's (this run only holds handles on them)."""
+    Everything comes from ``runtime`` (its sandbox backend and canaries, its offline model
+    server and endpoint clients); without one the run is a Runtime of one, closed with it."""
     from harness.evaluation.driver import TaskEvaluator
-    from harness.llm.client import open_llm
     from harness.llm.usage import UsageMeter
-    from harness.sandbox import make_backend
+    from harness.runtime import Runtime
 
     resolved = resolve_llm_config(plan.config.llm)  # already resolved: this reads the key
     notices = list(dict.fromkeys([*plan.notes, *resolved.notes]))  # plan_run has some already
     async with AsyncExitStack() as stack:
+        if runtime is None:
+            runtime = await stack.enter_async_context(Runtime())
         meter = UsageMeter(resolved.max_total_tokens, resolved.max_cost)
         rng = make_rng(plan.config.seed, "llm.ensemble")
-        client = (
-            await runtime.llm(resolved, rng=rng, meter=meter)
-            if runtime is not None
-            else await open_llm(resolved, rng=rng, meter=meter)
-        )
+        client = await runtime.llm(resolved, rng=rng, meter=meter)
         stack.push_async_callback(client.aclose)
         if resolved.provider != "offline":
             try:
@@ -433,22 +432,9 @@ async def open_services(
             limits = dataclasses.replace(limits, wall_s=ev.timeout_s)
         if ev.memory_mb is not None:
             limits = dataclasses.replace(limits, memory_mb=ev.memory_mb)
-        backend: SandboxBackend
-        if runtime is not None:
-            backend = await runtime.backend(ev, run_id)  # canaries once per runtime
-        else:
-            if ev.sandbox == "docker" and ev.canaries:
-                from harness.sandbox.doctor import startup_canaries
-
-                await startup_canaries()  # fail closed before any pool or candidate starts
-            options: dict[str, Any] = (
-                {"pool_size": ev.pool_size, "engine_wait_s": ev.engine_wait_s}
-                if ev.sandbox == "docker"
-                else {}
-            )
-            backend = make_backend(ev.sandbox, **options)
+        backend = await runtime.backend(ev, run_id)  # canaries once per runtime
         evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
-        stack.push_async_callback(evaluator.aclose)  # closes the backend too
+        stack.push_async_callback(evaluator.aclose)  # drops this run's warm containers
         yield Services(
             model=client,
             meter=meter,
@@ -456,6 +442,7 @@ async def open_services(
             llm_description=resolved.describe(),
             llm_provider=resolved.provider,
             notices=notices,
+            sessions=await runtime.sessions(ev, run_id),
         )
 
 
@@ -491,6 +478,7 @@ async def execute(
                 model_context=model_view(plan.task),
             ),
             run_id=run_id,
+            sessions=services.sessions,
         )
         scaffold = build_scaffold(plan.spec, plan.config, env)
         parallel = plan.config.general.max_parallel_iterations

@@ -1,13 +1,19 @@
-"""``Runtime``: what many runs in one process share — sandbox backends, LLM endpoints, canaries.
+"""``Runtime``: what the runs of one process share — every container, LLM endpoints, canaries.
 
-A single run opens its own services (:func:`harness.runs.open_services`).  A benchmark's cells
-and the hub's run workers instead pass one ``Runtime`` to :func:`harness.runs.execute`:
+Every run executes on a Runtime (:func:`harness.runs.execute`): a lone ``galapagos run`` is a
+Runtime of one, a benchmark's cells and the hub's run workers share one, and on a Ray cluster
+each node's actor owns one (:mod:`harness.distributed`).  The Runtime owns every container the
+runs start:
 
 - one sandbox backend (and so one warm pool and one orphan reap) per backend shape, with a
-  global cap on the evaluation containers running jobs at once across all runs
+  global cap on the containers doing work at once across all runs
   (:class:`~harness.sandbox.capacity.CappedBackend`); a run that ends drops its warm
   containers at once;
-- the Docker start-up canaries once, before the first run's first container;
+- the long-lived sandbox sessions (EvoX strategy servers, :mod:`harness.sandbox.sessions`),
+  served from the same backend: same engine connection and outage wait, same images, same
+  owner labels for reaping, and the same cap (a session holds a slot while it starts and while
+  a request runs);
+- the Docker start-up canaries once, before the first container of any kind;
 - one HTTP client per LLM endpoint and key, and one offline model server per offline seed and
   fault setting (its answers depend only on the request, so runs can share it); each run keeps
   its own seeded ensemble RNG and budget meter.
@@ -31,6 +37,7 @@ from harness.llm.config import ResolvedLLM
 from harness.llm.usage import UsageMeter
 from harness.sandbox.capacity import CappedBackend, SharedSlot
 from harness.sandbox.protocol import SandboxBackend
+from harness.sandbox.sessions import SessionBackend
 
 if TYPE_CHECKING:
     from harness.llm.offline import OfflineServer
@@ -69,6 +76,8 @@ class Runtime:
         self._lock: asyncio.Lock | None = None
         self._canaries_passed = False
         self.canary_runs = 0
+        #: Docker session backends handed to runs (strategy servers on the shared engine).
+        self.session_backends = 0
         self._closed = False
 
     def _guard(self) -> asyncio.Lock:
@@ -92,6 +101,22 @@ class Runtime:
 
     async def backend(self, ev: EvaluatorConfig, run_id: str | None) -> CappedBackend:
         """A run's handle on the shared backend for ``ev``'s sandbox kind."""
+        backend, slot = await self._shared(ev)
+        return CappedBackend(backend, slot, run_id)
+
+    async def sessions(self, ev: EvaluatorConfig, run_id: str | None) -> SessionBackend:
+        """A run's session backend (EvoX strategy servers) for ``ev``'s sandbox kind: served
+        by the same backend as its evaluations, under the same cap."""
+        from harness.sandbox.docker_backend import DockerBackend
+        from harness.sandbox.sessions import DockerSessions, LocalSessions
+
+        backend, slot = await self._shared(ev)
+        if isinstance(backend, DockerBackend):
+            self.session_backends += 1
+            return DockerSessions(backend, slot=slot, run_id=run_id)
+        return LocalSessions(slot=slot)
+
+    async def _shared(self, ev: EvaluatorConfig) -> tuple[SandboxBackend, SharedSlot]:
         from harness.sandbox import make_backend
 
         if ev.sandbox == "docker" and ev.canaries:
@@ -113,7 +138,7 @@ class Runtime:
                 # Starting the Docker backend reaps orphans and pings the engine: off the loop.
                 backend = await asyncio.to_thread(make_backend, ev.sandbox, **options)
                 self._backends[key] = backend
-            return CappedBackend(backend, self._slot, run_id)
+            return backend, self._slot
 
     def engine_back(self) -> None:
         """After an engine outage that stopped runs: every shared Docker backend re-checks its
