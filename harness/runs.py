@@ -48,7 +48,7 @@ from harness.evaluation.task import Task, load_task
 from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
 from harness.store.base import RunRecord
-from harness.store.owner import owner_alive, owner_token
+from harness.store.owner import HEARTBEAT_S, owner_token, run_alive
 from harness.store.sqlite import SQLiteStore, default_store_path
 
 if TYPE_CHECKING:
@@ -307,7 +307,7 @@ def plan_resume(
             f"with --iterations N (N > {run.max_iterations}) or start from its best program "
             f"with galapagos run --from {run.id}"
         )
-    if run.status == "running" and owner_alive(run.owner):
+    if run_alive(run):
         raise ConfigError(f"run {run.id} is still running (owner {run.owner})")
     config = validate_stored(
         _upgrade_stored(run.config, run.scaffold), source=f"stored config of run {run.id}"
@@ -506,9 +506,13 @@ async def _drive(
     on_progress: Callable[[Progress], None] | None,
     stop: asyncio.Event | None,
 ) -> RunSummary:
+    me = owner_token()
     if plan.run is not None:
         run = plan.run
-        store.update_run(run.id, status="running", owner=owner_token(), error="")
+        holder = store.claim_run(run.id, me)  # atomic: a run is never resumed twice
+        if holder:
+            raise ConfigError(f"run {run.id} is still running (owner {holder})")
+        store.fence(run.id, me)
     else:
         run = RunRecord(
             id=run_id,
@@ -518,10 +522,12 @@ async def _drive(
             config=plan.config.model_dump(mode="json"),
             seed=plan.config.seed,
             max_iterations=plan.config.general.max_iterations,
-            owner=owner_token(),
+            owner=me,
             task_hash=plan.task.digest(),
+            heartbeat_at=time.time(),
         )
         store.create_run(run)
+        store.fence(run.id, me)
     controller = Controller(
         scaffold,
         store=store,
@@ -549,12 +555,15 @@ async def _drive(
             controller.note("run_extended", previous=run.max_iterations, total=plan.extend_to)
     if on_start:
         on_start(store.get_run(run.id), services)
-    watcher = asyncio.create_task(_watch(stop, controller)) if stop else None
+    watchers = [asyncio.create_task(_heartbeat(store, run.id, me, controller))]
+    if stop:
+        watchers.append(asyncio.create_task(_watch(stop, controller)))
     try:
         return await controller.run_to_end()
     finally:
-        if watcher:
+        for watcher in watchers:
             watcher.cancel()
+        store.fence(run.id, None)
 
 
 async def _watch(stop: asyncio.Event, controller: Controller) -> None:
@@ -562,9 +571,19 @@ async def _watch(stop: asyncio.Event, controller: Controller) -> None:
     controller.request_stop()
 
 
+async def _heartbeat(store: SQLiteStore, run_id: str, me: str, controller: Controller) -> None:
+    """Beat while the run executes; a run another process took over stops here."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        if not store.beat(run_id, me):
+            controller.request_stop("owner_lost")
+            return
+
+
 def run_status(run: RunRecord) -> str:
-    """The stored status, with a dead owner's "running" shown as "interrupted"."""
-    if run.status == "running" and not owner_alive(run.owner):
+    """The stored status, with a "running" run whose owner is gone (its process ended on this
+    host, or its heartbeat stopped on another) shown as "interrupted"."""
+    if run.status == "running" and not run_alive(run):
         return "interrupted"
     return run.status
 

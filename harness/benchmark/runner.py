@@ -27,7 +27,7 @@ from harness.core.errors import ConfigError, HarnessError, RunNotFound
 from harness.runs import RunPlan, execute, new_run_id, plan_resume, run_status
 from harness.runtime import Runtime
 from harness.store.base import RunRecord
-from harness.store.owner import owner_alive, owner_token
+from harness.store.owner import owner_token, run_alive
 from harness.store.sqlite import SQLiteStore
 
 __all__ = ["BenchmarkResult", "CellState", "prepare_cells", "run_benchmark"]
@@ -57,6 +57,8 @@ class CellState:
     tokens: int = 0
     cost: float = 0.0
     error: str = ""
+    #: Why the cell's run stopped, as data (``RunRecord.stop_reason``).
+    stop_reason: str = ""
     #: What this invocation does with the cell: ``start``, ``resume`` or ``skip``.
     action: str = "start"
     plan: RunPlan | None = field(default=None, repr=False)
@@ -102,6 +104,7 @@ def _from_run(state: CellState, run: RunRecord) -> None:
     state.best_score = run.best_score
     state.tokens = run.tokens
     state.cost = run.cost
+    state.stop_reason = run.stop_reason
     if state.status in ("failed", "budget_exhausted", "interrupted"):
         state.error = run.error
 
@@ -126,7 +129,7 @@ def prepare_cells(
         if run is not None:
             _from_run(state, run)
             state.evaluations = store.evaluation_count(run.id)
-            if run.status == "running" and owner_alive(run.owner):
+            if run_alive(run):
                 raise ConfigError(
                     f"benchmark {plan.name!r}: cell {cell.scaffold} × {cell.task} × seed "
                     f"{cell.seed} is running in another process (run {run.id}, owner "
@@ -198,9 +201,9 @@ async def _run_cells(
             except asyncio.QueueEmpty:
                 return
             await _run_cell(plan.name, state, store, runtime, stop, notify)
-            if state.status == "interrupted" and state.error and not stop.is_set():
-                # Only the infrastructure interrupts a run with a reason (the engine stayed
-                # down past its deadline): the next cells would run into the same outage.
+            if state.stop_reason == "engine_unavailable" and not stop.is_set():
+                # The engine stayed down past its deadline: the next cells would run into the
+                # same outage.
                 halted.append(state.error)
                 stop.set()
 

@@ -33,7 +33,7 @@ from harness.sandbox.engine import engine_reachable
 from harness.sandbox.ownership import remove_run
 from harness.service._db import ServiceDB
 from harness.store.base import RunRecord
-from harness.store.owner import owner_alive, owner_token
+from harness.store.owner import owner_token, run_alive
 from harness.store.sqlite import SQLiteStore
 
 __all__ = ["RunQueue"]
@@ -199,7 +199,7 @@ class RunQueue:
         except HarnessError as exc:
             self.db.set_state(run_id, "done", str(exc))
             return
-        if run.status == "running" and run.owner != owner_token() and owner_alive(run.owner):
+        if run.owner != owner_token() and run_alive(run):
             self.db.set_state(run_id, "done", "running in another process")
             return
         options = _still_to_apply(run, item.options)
@@ -242,12 +242,7 @@ class RunQueue:
         if self._stopping or run_id in self._cancelled:
             return False
         run = self.store.get_run(run_id)
-        sandbox = ((run.config.get("evaluator") or {}).get("sandbox")) or "docker"
-        return (
-            run.status == "interrupted"
-            and sandbox == "docker"
-            and "Docker engine" in (run.error or "")
-        )
+        return run.status == "interrupted" and run.stop_reason == "engine_unavailable"
 
     async def _resume_when_engine_back(self, run_id: str) -> None:
         """Poll the engine; once it answers, hand the run to the workers again (its queue row
