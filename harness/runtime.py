@@ -40,6 +40,7 @@ from harness.sandbox.protocol import SandboxBackend
 from harness.sandbox.sessions import SessionBackend
 
 if TYPE_CHECKING:
+    from harness.distributed.cluster import Cluster
     from harness.llm.offline import OfflineServer
 
 __all__ = ["Runtime", "default_max_containers"]
@@ -56,6 +57,9 @@ class Runtime:
     ``max_containers`` caps evaluation containers running jobs at once across every run;
     ``pool_size`` is the warm containers kept per run (a run's config may set its own with
     ``evaluator.pool_size``); by default the cap shared by ``parallel`` concurrent runs.
+    With a Ray ``cluster`` the runs' evaluations go to the cluster's nodes instead (each node's
+    own Runtime applies its cap, canaries and pool: :mod:`harness.distributed`); strategy
+    sessions stay on this machine's engine.
     """
 
     def __init__(
@@ -64,13 +68,16 @@ class Runtime:
         max_containers: int | None = None,
         parallel: int = 1,
         pool_size: int | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
+        self.cluster = cluster
         self.max_containers = max_containers or default_max_containers()
         self.pool_size = (
             pool_size if pool_size is not None else max(1, self.max_containers // max(1, parallel))
         )
         self._backends: dict[tuple[Any, ...], SandboxBackend] = {}
         self._slot: SharedSlot | None = None
+        self._cluster_slot: SharedSlot | None = None
         self._transports: dict[tuple[Any, ...], openai.AsyncOpenAI] = {}
         self._servers: dict[str, OfflineServer] = {}
         self._lock: asyncio.Lock | None = None
@@ -101,8 +108,24 @@ class Runtime:
 
     async def backend(self, ev: EvaluatorConfig, run_id: str | None) -> CappedBackend:
         """A run's handle on the shared backend for ``ev``'s sandbox kind."""
+        if self.cluster is not None and ev.sandbox == "docker":
+            return await self._cluster_backend(ev, run_id)
         backend, slot = await self._shared(ev)
         return CappedBackend(backend, slot, run_id)
+
+    async def _cluster_backend(self, ev: EvaluatorConfig, run_id: str | None) -> CappedBackend:
+        assert self.cluster is not None
+        options = {"pool_size": ev.pool_size, "engine_wait_s": ev.engine_wait_s}
+        options["canaries"] = ev.canaries
+        key: tuple[Any, ...] = ("ray", *sorted(options.items()))
+        async with self._guard():
+            backend = self._backends.get(key)
+            if backend is None:
+                backend = self._backends[key] = self.cluster.backend(options)
+            if self._cluster_slot is None:
+                # The nodes cap their own containers; this only bounds what one driver queues.
+                self._cluster_slot = SharedSlot(10_000)
+        return CappedBackend(backend, self._cluster_slot, run_id)
 
     async def sessions(self, ev: EvaluatorConfig, run_id: str | None) -> SessionBackend:
         """A run's session backend (EvoX strategy servers) for ``ev``'s sandbox kind: served

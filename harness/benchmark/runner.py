@@ -2,7 +2,9 @@
 
 Cells run through :func:`harness.runs.execute` on one shared :class:`~harness.runtime.Runtime`
 (one sandbox backend and warm pool, canaries once, one client per LLM endpoint, a global cap
-on containers).  Re-running a benchmark continues it: completed cells are skipped, interrupted
+on containers); with a Ray cluster (``--ray-address``) each cell runs whole on a worker node,
+on that node's Runtime, committing to this process's store (:mod:`harness.distributed.cells`).
+Re-running a benchmark continues it: completed cells are skipped, interrupted
 ones resumed from their last commit (:func:`harness.runs.plan_resume`), cells never started
 are started.  A cell that fails (its run failed, its budget ran out, or its services could not
 start) is recorded with the reason and the other cells go on; ``retry_failed`` gives failed
@@ -24,7 +26,8 @@ from dataclasses import dataclass, field
 from harness.benchmark.matrix import BenchmarkPlan, empty_cells
 from harness.core.controller import Progress
 from harness.core.errors import ConfigError, HarnessError, RunNotFound
-from harness.runs import RunPlan, execute, new_run_id, plan_resume, run_status
+from harness.distributed.cells import execute_anywhere
+from harness.runs import RunPlan, new_run_id, plan_resume, run_status
 from harness.runtime import Runtime
 from harness.store.base import RunRecord
 from harness.store.owner import owner_token, run_alive
@@ -255,7 +258,7 @@ async def _run_cell(
 
     error = ""
     try:
-        await execute(
+        await execute_anywhere(  # on a node of the runtime's Ray cluster, if it has one
             plan, store, runtime=runtime, stop=stop, run_id=run_id, on_progress=on_progress
         )
     except HarnessError as exc:

@@ -27,7 +27,8 @@ from typing import Any
 import docker
 
 from harness.core.errors import HarnessError
-from harness.runs import execute, plan_resume
+from harness.distributed.cells import execute_anywhere
+from harness.runs import plan_resume
 from harness.runtime import Runtime
 from harness.sandbox.engine import engine_reachable
 from harness.sandbox.ownership import remove_run
@@ -50,8 +51,12 @@ class RunQueue:
         db: ServiceDB,
         *,
         workers: int,
+        ray_address: str | None = None,
     ) -> None:
         self.store = store
+        #: With a Ray cluster, runs execute on its nodes (harness.distributed.cells).
+        self.ray_address = ray_address
+        self.cluster: Any = None
         self.db = db
         self.workers = max(1, workers)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -72,6 +77,10 @@ class RunQueue:
         """Start the engine thread; its workers take every pending row of the queue table
         (a queue stopped earlier may start again)."""
         self._stopping = False
+        if self.ray_address is not None and self.cluster is None:
+            from harness.distributed.cluster import Cluster
+
+            self.cluster = Cluster(self.ray_address)
         self._ready.clear()
         self._stops.clear()
         self._cancelled.clear()
@@ -146,6 +155,12 @@ class RunQueue:
     def running(self) -> set[str]:
         return set(self._stops) | set(self._waiting)
 
+    def cluster_load(self) -> list[dict[str, Any]]:
+        """Per Ray node: capacity, jobs and runs in flight (empty without a cluster)."""
+        if self.cluster is None or self._loop is None or self._loop.is_closed():
+            return []
+        return asyncio.run_coroutine_threadsafe(self.cluster.load(), self._loop).result(30)
+
     # -- engine thread ----------------------------------------------------------------------
     def _call(self, fn: Callable[[], None]) -> None:
         if self._loop is None:
@@ -161,7 +176,7 @@ class RunQueue:
         asyncio.set_event_loop(loop)
         self._loop = loop
         self._queue = asyncio.Queue()
-        self.runtime = Runtime(parallel=self.workers)
+        self.runtime = Runtime(parallel=self.workers, cluster=self.cluster)
         for item in self.db.pending():
             self._queue.put_nowait(item.run_id)
         self._workers = [loop.create_task(self._worker()) for _ in range(self.workers)]
@@ -212,7 +227,8 @@ class RunQueue:
         error = ""
         try:
             plan = plan_resume(self.store, run_id, **options)
-            await execute(plan, self.store, stop=stop, runtime=self.runtime)
+            assert self.runtime is not None
+            await execute_anywhere(plan, self.store, stop=stop, runtime=self.runtime)
             if self._engine_stopped(run_id):
                 self._stops.pop(run_id, None)
                 self._waiting[run_id] = asyncio.get_running_loop().create_task(
