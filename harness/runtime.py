@@ -25,8 +25,10 @@ Everything is created on first use, in the event loop that runs the runs, and cl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -37,7 +39,7 @@ from harness.llm.config import ResolvedLLM
 from harness.llm.usage import UsageMeter
 from harness.sandbox.capacity import CappedBackend, SharedSlot
 from harness.sandbox.protocol import SandboxBackend
-from harness.sandbox.sessions import SessionBackend
+from harness.sandbox.sessions import Session, SessionBackend, SessionSpec
 
 if TYPE_CHECKING:
     from harness.distributed.cluster import Cluster
@@ -129,7 +131,11 @@ class Runtime:
 
     async def sessions(self, ev: EvaluatorConfig, run_id: str | None) -> SessionBackend:
         """A run's session backend (EvoX strategy servers) for ``ev``'s sandbox kind: served
-        by the same backend as its evaluations, under the same cap."""
+        by the same backend as its evaluations, under the same cap.  Opened on first use, so a
+        run without sessions (or whose evaluations run on a cluster) starts nothing for them."""
+        return _RunSessions(self, ev, run_id, asyncio.get_running_loop())
+
+    async def _sessions(self, ev: EvaluatorConfig, run_id: str | None) -> SessionBackend:
         from harness.sandbox.docker_backend import DockerBackend
         from harness.sandbox.sessions import DockerSessions, LocalSessions
 
@@ -236,6 +242,46 @@ class Runtime:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class _RunSessions:
+    """A run's session backend, made by its Runtime when the first session starts."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        ev: EvaluatorConfig,
+        run_id: str | None,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self.kind: str = ev.sandbox
+        self._runtime, self._ev, self._run_id, self._loop = runtime, ev, run_id, loop
+        self._inner: SessionBackend | None = None
+
+    async def _get(self) -> SessionBackend:
+        if self._inner is None:
+            self._inner = await self._runtime._sessions(self._ev, self._run_id)
+        return self._inner
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        inner = await self._get()
+        async with inner.slot():
+            yield
+
+    def open(self, spec: SessionSpec) -> Session:
+        inner = self._inner
+        if inner is None:  # called from a session's own thread, off the Runtime's loop
+            inner = asyncio.run_coroutine_threadsafe(self._get(), self._loop).result()
+        return inner.open(spec)
+
+    def recover(self, why: str) -> None:
+        if self._inner is not None:
+            self._inner.recover(why)
+
+    def close(self) -> None:
+        if self._inner is not None:
+            self._inner.close()
 
 
 def _with_endpoint(settings: ResolvedLLM, base_url: str) -> ResolvedLLM:

@@ -74,7 +74,7 @@ class RayBackend:
                 await self._prepare(node, job)
                 result: EvalResult = await node.actor.run.remote(self.options, slim, files)
             except self.ray.exceptions.RayActorError as exc:
-                why = f"Ray node {node.address} was lost during the job ({_first_line(exc)})"
+                why = f"Ray node {node.label} was lost during the job ({_first_line(exc)})"
                 await self.cluster.lost(node, why)
                 tried.add(node.node_id)
                 faults.append(why)
@@ -88,10 +88,10 @@ class RayBackend:
                 cause = getattr(exc, "cause", None)
                 if isinstance(cause, HarnessError):
                     raise cause from exc
-                raise SandboxError(f"the node agent on {node.address} failed: {exc}") from exc
+                raise SandboxError(f"the node agent on {node.label} failed: {exc}") from exc
             finally:
                 await self.cluster.release(node)
-            self.placed[node.address] = self.placed.get(node.address, 0) + 1
+            self.placed[node.label] = self.placed.get(node.label, 0) + 1
             if faults:
                 return dataclasses.replace(result, infra_retries=(*result.infra_retries, *faults))
             return result

@@ -85,7 +85,7 @@ async def execute_on_cluster(
             return RunSummary(**data)
         except cluster.ray.exceptions.RayActorError as exc:
             losses += 1
-            why = f"Ray node {node.address} was lost during run {run_id}"
+            why = f"Ray node {node.label} was lost during run {run_id}"
             await cluster.lost(node, why)
             if losses > NODE_LOSSES:
                 raise EngineUnavailable(f"{why}, the {losses}th node this run lost") from exc
@@ -95,7 +95,7 @@ async def execute_on_cluster(
             cause = getattr(exc, "cause", None)
             if isinstance(cause, HarnessError):
                 raise cause from None
-            raise SandboxError(f"run {run_id} failed on node {node.address}: {exc}") from exc
+            raise SandboxError(f"run {run_id} failed on node {node.label}: {exc}") from exc
         finally:
             for watcher in watchers:
                 watcher.cancel()

@@ -78,6 +78,11 @@ class Node:
     alive: bool = True
     info: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def label(self) -> str:
+        """``address/node id``: simulated nodes share one address."""
+        return f"{self.address}/{self.node_id[:8]}"
+
 
 class Cluster:
     """The Galapagos nodes of the cluster this process is connected to (see the module
@@ -152,8 +157,8 @@ class Cluster:
     def _mark_lost(self, node: Node, why: str) -> None:
         if node.alive:
             node.alive = False
-            self.lost_nodes.append((node.address, why))
-            log.warning("Ray node %s (%s) lost: %s", node.address, node.node_id[:8], why)
+            self.lost_nodes.append((node.label, why))
+            log.warning("Ray node %s lost: %s", node.label, why)
 
     async def lost(self, node: Node, why: str) -> None:
         """``node``'s agent died: stop using it, look for nodes again, and have a surviving
