@@ -117,6 +117,7 @@ class NodeAgent:
     async def load(self) -> dict[str, Any]:
         return {
             "host": socket.gethostname(),
+            "pid": os.getpid(),
             "jobs": self.jobs,
             "jobs_running": self.inflight,
             "runs": sorted(self._stops),
