@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests.service.conftest import auth, hub_store, token  # noqa: F401  (the hub's fixtures)
+
 # Ray reads these when it starts: loopback addresses, no usage statistics.
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
