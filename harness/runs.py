@@ -646,5 +646,6 @@ def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
         "created_at": run.created_at,
         "updated_at": run.updated_at,
         "error": run.error,
+        "stop_reason": run.stop_reason,
         **failure_summary(store, run.id),
     }

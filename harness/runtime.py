@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import os
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -168,6 +168,39 @@ class Runtime:
                 backend = await asyncio.to_thread(make_backend, ev.sandbox, **options)
                 self._backends[key] = backend
             return backend, self._slot
+
+    async def engine_returned(
+        self, run_id: str, stopping: Callable[[], bool], poll_s: float = 1.0
+    ) -> bool:
+        """After a run stopped because the Docker engine stayed away: wait until the engine
+        answers again (False: ``stopping()`` said to give up first), then remove what the
+        outage left of the run and clean up every shared backend."""
+        import docker
+        import docker.errors
+
+        from harness.sandbox.engine import engine_reachable
+        from harness.sandbox.ownership import remove_run
+
+        def connect() -> docker.DockerClient | None:
+            try:
+                return docker.from_env()
+            except docker.errors.DockerException:
+                return None
+
+        client = await asyncio.to_thread(connect)
+        while not stopping():
+            if client is not None and await asyncio.to_thread(engine_reachable, client):
+                break
+            if client is None:
+                client = await asyncio.to_thread(connect)
+            await asyncio.sleep(poll_s)
+        else:
+            return False
+        # What the outage left of this run (containers the engine could not remove while it
+        # was away): this process owns them, so no start-up reap would take them.
+        await asyncio.to_thread(remove_run, client, run_id)
+        await asyncio.to_thread(self.engine_back)
+        return True
 
     def engine_back(self) -> None:
         """After an engine outage that stopped runs: every shared Docker backend re-checks its

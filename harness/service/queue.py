@@ -24,14 +24,10 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
-import docker
-
 from harness.core.errors import HarnessError
 from harness.distributed.cells import execute_anywhere
 from harness.runs import plan_resume
 from harness.runtime import Runtime
-from harness.sandbox.engine import engine_reachable
-from harness.sandbox.ownership import remove_run
 from harness.service._db import ServiceDB
 from harness.store.base import RunRecord
 from harness.store.owner import owner_token, run_alive
@@ -40,8 +36,6 @@ from harness.store.sqlite import SQLiteStore
 __all__ = ["RunQueue"]
 
 log = logging.getLogger("galapagos.service")
-
-_ENGINE_POLL_S = 1.0
 
 
 class RunQueue:
@@ -269,22 +263,12 @@ class RunQueue:
         )
         log.warning("run %s waits for the Docker engine", run_id)
         try:
-            client = await asyncio.to_thread(_engine_client)
-            while not self._stopping:
-                if client is not None and await asyncio.to_thread(engine_reachable, client):
-                    break
-                if client is None:
-                    client = await asyncio.to_thread(_engine_client)
-                await asyncio.sleep(_ENGINE_POLL_S)
-            else:
-                return
+            assert self.runtime is not None
+            back = await self.runtime.engine_returned(run_id, lambda: self._stopping)
         finally:
             self._waiting.pop(run_id, None)
-        # What the outage left of this run (containers the engine could not remove while it
-        # was away): this process owns them, so no start-up reap would take them.
-        await asyncio.to_thread(remove_run, client, run_id)
-        if self.runtime is not None:  # the shared backend outlived the outage: clean it up
-            await asyncio.to_thread(self.runtime.engine_back)
+        if not back:
+            return
         log.warning("the Docker engine is back; run %s continues", run_id)
         self._put(run_id)
 
@@ -308,13 +292,6 @@ class RunQueue:
                 await asyncio.wait_for(self.runtime.aclose(), timeout=max(grace_s, 5.0))
             except (TimeoutError, HarnessError):  # shutting down: log, never hang
                 log.warning("the shared runtime did not close cleanly")
-
-
-def _engine_client() -> docker.DockerClient | None:
-    try:
-        return docker.from_env()
-    except docker.errors.DockerException:
-        return None
 
 
 def _still_to_apply(run: RunRecord, options: Mapping[str, Any]) -> dict[str, Any]:
