@@ -22,6 +22,7 @@ from typing import Any
 from harness.core.errors import HarnessError, SandboxError
 from harness.core.records import EvalResult
 from harness.distributed.cluster import Cluster, Node
+from harness.sandbox.images import image_tag
 from harness.sandbox.protocol import Job
 
 __all__ = ["RayBackend"]
@@ -58,9 +59,17 @@ class RayBackend:
         return [kept[1]]  # in a list: Ray hands the node the reference, not the bytes
 
     async def _prepare(self, node: Node, job: Job) -> None:
-        """The node's canaries and image, once per node and driver."""
+        """The node's canaries and image, once per node and driver: the node must run the
+        image this host's recipes name (the same content hash), else it runs other code."""
         if node.node_id not in self._ready:
             node.info = await node.actor.ready.remote(self.options, job.image)
+            expected = image_tag(job.image)
+            if node.info.get("image") != expected:
+                raise SandboxError(
+                    f"Ray node {node.label} runs sandbox image {node.info.get('image')}, this "
+                    f"host's recipes make {expected}: install the same Galapagos version on "
+                    "every node (pip install 'galapagos[ray]==…')"
+                )
             self._ready.add(node.node_id)
 
     async def run(self, job: Job) -> EvalResult:

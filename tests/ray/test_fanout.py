@@ -19,7 +19,7 @@ from harness.store.sqlite import SQLiteStore
 
 pytestmark = [pytest.mark.ray, pytest.mark.docker, pytest.mark.slow]
 
-ITERATIONS = 6
+ITERATIONS = 4
 
 
 def lineage(store: SQLiteStore, run_id: str) -> list[tuple[Any, ...]]:
