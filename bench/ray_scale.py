@@ -113,6 +113,7 @@ def store_trips(cluster: Cluster, path: Path, n: int = 200) -> dict[str, float]:
     remote = RemoteStore(cluster.store_actor(path))
     out = {}
     for name, store in (("local", local), ("ray", remote)):
+        store.get_run("r")  # the actor's start-up is not a round trip
         started = time.perf_counter()
         for _ in range(n):
             store.get_run("r")
@@ -135,7 +136,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=40)
     parser.add_argument("--latency", type=int, default=15)
+    parser.add_argument(
+        "--parts", default="latency,throughput,store", help="Which figures (comma-separated)."
+    )
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     import ray
     from ray.cluster_utils import Cluster as RayCluster
 
@@ -150,17 +155,19 @@ async def main() -> None:
     print(f"cluster of 3 worker nodes up in {time.perf_counter() - started:.1f} s")
     try:
         cluster = Cluster()
-        async with Runtime() as local:
-            alone = await latency(local, args.latency, "bench-local")
-        only(cluster, 1)
-        async with Runtime(cluster=cluster) as remote:
-            through = await latency(remote, args.latency, "bench-ray")
-        print(show("local", alone))
-        print(show("ray, 1 node", through))
-        added = statistics.median(through) - statistics.median(alone)
-        print(f"added by Ray: {added * 1000:+.0f} ms per evaluation (median)")
-        print("throughput (evaluations/s, driver CPU s):")
-        for nodes in (1, 2, 3):
+        if "latency" in parts:
+            async with Runtime() as local:
+                alone = await latency(local, args.latency, "bench-local")
+            only(cluster, 1)
+            async with Runtime(cluster=cluster) as remote:
+                through = await latency(remote, args.latency, "bench-ray")
+            print(show("local", alone))
+            print(show("ray, 1 node", through))
+            added = statistics.median(through) - statistics.median(alone)
+            print(f"added by Ray: {added * 1000:+.0f} ms per evaluation (median)")
+        if "throughput" in parts:
+            print("throughput (evaluations/s, driver CPU s):")
+        for nodes in (1, 2, 3) if "throughput" in parts else ():
             depth = 2 * nodes
             async with Runtime(max_containers=depth) as local:
                 local_rate, local_cpu = await throughput(local, args.jobs, depth, f"t-l{nodes}")
