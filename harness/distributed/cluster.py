@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 NODE_RESOURCE = "galapagos"
 SLOTS_RESOURCE = "galapagos_slots"
 NAMESPACE = "galapagos"
+#: When a surviving agent reaps what a lost node's agent left (seconds after the loss, spaced).
+REAP_AFTER_LOSS_S = (0.0, 2.0, 5.0)
 
 
 def ray_module() -> Any:
@@ -99,6 +101,7 @@ class Cluster:
         self._nodes: dict[str, Node] = {}
         self._changed: asyncio.Condition | None = None
         self._stores: dict[str, Any] = {}
+        self._reaps: set[asyncio.Task[None]] = set()
         #: Nodes lost while this driver used them: (address, why).
         self.lost_nodes: list[tuple[str, str]] = []
         self.refresh()
@@ -166,14 +169,22 @@ class Cluster:
         share one engine; on a real one the lost node's containers went with it)."""
         self._mark_lost(node, why)
         await asyncio.to_thread(self.refresh)
-        for survivor in self.nodes:
-            try:
-                await survivor.actor.reap.remote()
-                break
-            except self.ray.exceptions.RayActorError:
-                continue
+        # The dead agent's processes may take a moment to go: reap now and again shortly.
+        task = asyncio.get_running_loop().create_task(self._reap(REAP_AFTER_LOSS_S))
+        self._reaps.add(task)
+        task.add_done_callback(self._reaps.discard)
         async with self._condition():
             self._condition().notify_all()
+
+    async def _reap(self, delays: tuple[float, ...]) -> None:
+        for delay in delays:
+            await asyncio.sleep(delay)
+            for survivor in self.nodes:
+                try:
+                    await survivor.actor.reap.remote()
+                    break
+                except self.ray.exceptions.RayActorError:
+                    continue
 
     async def acquire(self, exclude: set[str] | None = None) -> Node:
         """The least loaded live node with a free slot (waits for one); raises

@@ -109,10 +109,16 @@ class NodeAgent:
         from harness.sandbox.ownership import reap_orphans
 
         backends = [b for b in self.runtime.backends if hasattr(b, "client")]
-        if not backends:
-            return []
-        client = backends[0].client
-        return await asyncio.to_thread(reap_orphans, client)
+        if backends:
+            return await asyncio.to_thread(reap_orphans, backends[0].client)
+        from harness.sandbox.docker_backend import DockerBackend
+
+        # No backend yet on this node: starting one reaps (and checks the engine).
+        fresh = await asyncio.to_thread(DockerBackend, pool_size=0)
+        try:
+            return list(fresh.reaped)
+        finally:
+            await fresh.aclose()
 
     async def load(self) -> dict[str, Any]:
         return {
