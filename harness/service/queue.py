@@ -97,6 +97,8 @@ class RunQueue:
             log.exception("run queue did not stop cleanly")
         loop.call_soon_threadsafe(loop.stop)
         self._thread.join(10)
+        if self.cluster is not None:
+            self.cluster.close()  # this hub's store actor (the node agents stay)
 
     def submit(self, run_id: str) -> None:
         """Hand a queued run (already in the queue table) to the workers; before the queue

@@ -1,4 +1,4 @@
-"""One local multi-node Ray cluster for the whole ``ray`` suite (it takes seconds to start).
+"""One local multi-node Ray cluster for the whole ``ray`` suite (it takes 10-35 s to start here).
 
 A head that runs nothing (no CPU for tasks) and two worker nodes that declare the ``galapagos``
 resource, each with two container slots, all on loopback with usage statistics off.  On this
@@ -34,9 +34,10 @@ def _ray() -> Any:
     return ray
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ray_cluster() -> Iterator[Any]:
-    """The cluster (``ray.cluster_utils.Cluster``), this process connected as its driver."""
+    """The cluster (``ray.cluster_utils.Cluster``), this process connected as its driver; shut
+    down after the suite's last test (the rest of the test command runs without it)."""
     ray = _ray()
     from ray.cluster_utils import Cluster
 

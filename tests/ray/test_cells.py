@@ -106,3 +106,25 @@ async def test_a_killed_workers_cell_resumes_elsewhere_and_equals_an_undisturbed
     assert lineage(store, run.id) == lineage(undisturbed_store, alone.run_id)
     assert store.evaluation_count(run.id) == undisturbed_store.evaluation_count(alone.run_id)
     assert run_containers(run.id) == []
+
+
+def test_galapagos_bench_with_ray_address_runs_its_cells_on_the_nodes(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
+    store = tmp_path / "cli.sqlite"
+    args = ["bench", "--name", "cli", "--scaffolds", "topk", "--tasks", "circle_packing"]
+    args += ["--iterations", "1", "--json", "--store", str(store), "--ray-address", "auto"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["status"] == {"completed": 1}
+    (cell,) = summary["cells"]
+    run = SQLiteStore(store).get_run(cell["run_id"])
+    assert run.owner.split(":")[1] != owner_token().split(":")[1]  # a node agent ran it
+    assert "Ray cluster auto: 2 Galapagos node(s)" in result.stderr

@@ -145,3 +145,36 @@ async def test_an_owner_whose_run_was_taken_over_stops(
     assert liveness.run_alive(run)  # the new owner's, untouched
     with pytest.raises(ConfigError, match="still running"):
         plan_resume(store, run.id)
+
+
+async def test_a_run_whose_remote_owner_stopped_beating_is_resumed_to_the_end(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    plan = plan_run(scaffold="topk", task="circle_packing", iterations=3, sandbox="local")
+    stop = asyncio.Event()
+    first = await execute(plan, store, on_progress=lambda p: stop.set(), stop=stop)
+    assert first.status == "interrupted"
+    # As if a node had been running it and went silent / is still beating.
+    store.update_run(first.run_id, status="running", owner=REMOTE, heartbeat_at=time.time())
+    with pytest.raises(ConfigError, match="still running"):
+        plan_resume(store, first.run_id)
+    store.update_run(first.run_id, heartbeat_at=time.time() - STALE_S - 1)
+    assert run_status(store.get_run(first.run_id)) == "interrupted"
+    resumed = await execute(plan_resume(store, first.run_id), store)
+    assert (resumed.status, resumed.iterations_done) == ("completed", 3)
+    assert store.get_run(first.run_id).owner == owner_token()
+
+
+def test_the_head_store_actor_fences_writes_to_the_runs_owner(tmp_path: Path) -> None:
+    """The store nodes write through refuses a node that lost its run (no Ray needed here)."""
+    from harness.distributed.store import StoreActor
+
+    head = StoreActor(str(tmp_path / "s.sqlite"))
+    _run(head.store, "r", owner="node-b:1:1", heartbeat_at=time.time())
+    head.call("update_run", ("r",), {"iterations_done": 1}, "node-b:1:1")
+    with pytest.raises(StoreError, match="taken over"):
+        head.call("update_run", ("r",), {"iterations_done": 9}, "node-a:1:1")
+    assert head.call("get_run", ("r",), {}, None).iterations_done == 1
+    with pytest.raises(AttributeError):
+        head.call("close", (), {}, None)  # only the run's calls are served
