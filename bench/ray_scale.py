@@ -55,7 +55,9 @@ async def evaluator(runtime: Runtime, run_id: str) -> TaskEvaluator:
     return TaskEvaluator(loaded, backend, run_id=run_id, close_backend=True)
 
 
-async def latency(runtime: Runtime, n: int, run_id: str) -> list[float]:
+async def latency(runtime: Runtime, n: int, run_id: str, overheads: list[float]) -> list[float]:
+    """``n`` evaluations one at a time: each one's seconds; ``overheads`` gets each one's
+    seconds outside the sandbox job itself (the transport: Ray's, or none)."""
     ev = await evaluator(runtime, run_id)
     code = ev.task.initial_program
     await ev.evaluate(code, program_id="warm", iteration=0)  # canaries, image, pool
@@ -65,6 +67,7 @@ async def latency(runtime: Runtime, n: int, run_id: str) -> list[float]:
         started = time.perf_counter()
         result = await ev.evaluate(code, program_id=f"p{i}", iteration=i)
         out.append(time.perf_counter() - started)
+        overheads.append(out[-1] - result.duration_s)
         assert result.status == "ok", result
     await ev.aclose()
     return out
@@ -81,11 +84,20 @@ async def throughput(runtime: Runtime, jobs: int, depth: int, run_id: str) -> tu
             result = await ev.evaluate(code, program_id=f"p{i}", iteration=i)
             assert result.status == "ok", result
 
+    agents = await _agents_cpu(runtime)
     cpu, started = time.process_time(), time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(jobs)))
     wall = time.perf_counter() - started
+    spent = time.process_time() - cpu + (await _agents_cpu(runtime)) - agents
     await ev.aclose()
-    return jobs / wall, time.process_time() - cpu
+    return jobs / wall, spent
+
+
+async def _agents_cpu(runtime: Runtime) -> float:
+    """CPU seconds the node agents used so far (0 without a cluster)."""
+    if runtime.cluster is None:
+        return 0.0
+    return sum(row.get("cpu_s", 0.0) for row in await runtime.cluster.load() if row["alive"])
 
 
 def only(cluster: Cluster, count: int) -> None:
@@ -156,17 +168,29 @@ async def main() -> None:
     try:
         cluster = Cluster()
         if "latency" in parts:
-            async with Runtime() as local:
-                alone = await latency(local, args.latency, "bench-local")
+            local_extra: list[float] = []
+            ray_extra: list[float] = []
+            # The same cap (and so warm pool) as a node's: two containers.
+            async with Runtime(max_containers=2) as local:
+                alone = await latency(local, args.latency, "bench-local", local_extra)
             only(cluster, 1)
             async with Runtime(cluster=cluster) as remote:
-                through = await latency(remote, args.latency, "bench-ray")
+                through = await latency(remote, args.latency, "bench-ray", ray_extra)
             print(show("local", alone))
             print(show("ray, 1 node", through))
             added = statistics.median(through) - statistics.median(alone)
             print(f"added by Ray: {added * 1000:+.0f} ms per evaluation (median)")
+            extra = statistics.median(ray_extra) - statistics.median(local_extra)
+            print(
+                f"time outside the sandbox job: local {statistics.median(local_extra) * 1000:.1f}"
+                f" ms, ray {statistics.median(ray_extra) * 1000:.1f} ms (median): the transport "
+                f"adds {extra * 1000:+.1f} ms"
+            )
         if "throughput" in parts:
-            print("throughput (evaluations/s, driver CPU s):")
+            print(
+                f"throughput over {args.jobs} evaluations (evaluations/s; CPU s of this process "
+                "plus, through Ray, the node agents; containers excluded):"
+            )
         for nodes in (1, 2, 3) if "throughput" in parts else ():
             depth = 2 * nodes
             async with Runtime(max_containers=depth) as local:
@@ -175,15 +199,16 @@ async def main() -> None:
             async with Runtime(cluster=cluster) as remote:
                 rate, cpu = await throughput(remote, args.jobs, depth, f"t-r{nodes}")
             print(
-                f"  {nodes} node(s), {depth} in flight: ray {rate:.2f}/s (driver CPU {cpu:.1f} s)"
+                f"  {nodes} node(s), {depth} in flight: ray {rate:.2f}/s (CPU {cpu:.1f} s)"
                 f"  | local, cap {depth}: {local_rate:.2f}/s (CPU {local_cpu:.1f} s)"
             )
         only(cluster, 3)
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
-            trips = store_trips(cluster, Path(tmp) / "s.sqlite")
-        print("head store per call: " + ", ".join(f"{k} {v:.2f} ms" for k, v in trips.items()))
+            trips = store_trips(cluster, Path(tmp) / "s.sqlite") if "store" in parts else {}
+        if trips:
+            print("head store per call: " + ", ".join(f"{k} {v:.2f} ms" for k, v in trips.items()))
         cluster.close()
     finally:
         ray.shutdown()

@@ -4,8 +4,9 @@ A node takes Galapagos work only if it declares the custom resource ``galapagos`
 … --resources='{"galapagos": 1}'``): the operator says which nodes have a Docker engine fit to
 run candidates.  Its capacity (containers doing work at once) is its ``galapagos_slots``
 resource if given, else two per CPU, as :func:`harness.runtime.default_max_containers` on one
-machine.  The agent actors are named per node in the ``galapagos`` namespace and detached, so
-every driver (a benchmark, the hub) shares one agent, and so one Runtime, per node.
+machine.  The agent actors are named per node (and per Galapagos build) in the ``galapagos``
+namespace and detached, so every driver (a benchmark, the hub) shares one agent, and so one
+Runtime, per node.
 
 Ray's usage statistics are turned off before Ray is imported; Ray 2.60 clusters use token
 authentication by default (see docs/scale-out.md for what a real deployment adds).
@@ -62,6 +63,26 @@ def connect(address: str) -> None:
             f"cannot reach the Ray cluster at {address} ({exc}); start it (ray start --head …) "
             "or check --ray-address"
         ) from exc
+
+
+def agent_build() -> str:
+    """What names this Galapagos build in agent names: an agent left running by another
+    version (agents are detached) is not reused; it idles until the cluster stops."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+
+    from harness.sandbox.images import image_tag
+
+    try:
+        release = version("galapagos")
+    except PackageNotFoundError:
+        release = "dev"
+    code = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        code.update(path.read_bytes())
+    # The image tag hashes the in-container runtime and the recipes.
+    code.update(image_tag("python-eval").encode())
+    return f"{release}-{code.hexdigest()[:10]}"
 
 
 @dataclass
@@ -121,6 +142,7 @@ class Cluster:
             if node_id not in live and node.alive:
                 self._mark_lost(node, "the node left the cluster")
         agent = self.ray.remote(NodeAgent)
+        build = agent_build()
         for node_id, info in live.items():
             known = self._nodes.get(node_id)
             if known is not None and known.alive:
@@ -130,7 +152,7 @@ class Cluster:
                 resources.get(SLOTS_RESOURCE) or max(1, 2 * int(resources.get("CPU", 1) or 1))
             )
             actor = agent.options(
-                name=f"galapagos-node-{node_id[:16]}",
+                name=f"galapagos-node-{node_id[:16]}-{build}",
                 namespace=NAMESPACE,
                 get_if_exists=True,
                 lifetime="detached",

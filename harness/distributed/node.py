@@ -21,6 +21,7 @@ import asyncio
 import dataclasses
 import os
 import socket
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, cast
@@ -130,6 +131,7 @@ class NodeAgent:
             "containers_created": self.runtime.containers_created,
             "canary_runs": self.runtime.canary_runs,
             "files_fetched": self.files_fetched,
+            "cpu_s": time.process_time(),  # this agent's own CPU (containers excluded)
         }
 
     # -- whole runs on this node ----------------------------------------------------------------
