@@ -75,7 +75,10 @@ async def execute_on_cluster(
     stop = stop or asyncio.Event()
     losses = 0
     while True:
-        node = await cluster.acquire_run()
+        try:
+            node = await cluster.acquire_run()
+        except EngineUnavailable as exc:  # no node left: stop resumable, as an engine outage
+            return _stopped(store, run_id, str(exc))
         watchers = [
             asyncio.create_task(_pass_stop(stop, node, run_id)),
             asyncio.create_task(_progress(store, run_id, on_progress)),
@@ -83,12 +86,12 @@ async def execute_on_cluster(
         try:
             data: dict[str, Any] = await node.actor.run_cell.remote(plan, run_id, actor)
             return RunSummary(**data)
-        except cluster.ray.exceptions.RayActorError as exc:
+        except cluster.ray.exceptions.RayActorError:
             losses += 1
             why = f"Ray node {node.label} was lost during run {run_id}"
             await cluster.lost(node, why)
             if losses > NODE_LOSSES:
-                raise EngineUnavailable(f"{why}, the {losses}th node this run lost") from exc
+                return _stopped(store, run_id, f"{why}, the {losses}th node this run lost")
             plan = await _resumable(store, plan, run_id)
             log.warning("%s; resuming it on another node from its last commit", why)
         except cluster.ray.exceptions.RayTaskError as exc:
@@ -115,6 +118,22 @@ async def _resumable(store: SQLiteStore, plan: RunPlan, run_id: str) -> RunPlan:
         await asyncio.sleep(HEARTBEAT_S)  # an owner on another host: wait for its beat to stop
         run = store.get_run(run_id)
     return plan_resume(store, run_id)
+
+
+def _stopped(store: SQLiteStore, run_id: str, why: str) -> RunSummary:
+    """The cluster cannot go on with the run: it stops ``interrupted`` (resumable) with the
+    reason a Docker engine outage gives, so a benchmark halts rather than start more cells."""
+    try:
+        store.get_run(run_id)
+    except RunNotFound:
+        raise EngineUnavailable(why) from None  # never started: nothing to stop
+    store.update_run(
+        run_id,
+        status="interrupted",
+        stop_reason="engine_unavailable",
+        error=f"{why}; continue with the same command once nodes are back",
+    )
+    return _summary(store, run_id, "engine_unavailable")
 
 
 def _summary(store: SQLiteStore, run_id: str, reason: str) -> RunSummary:

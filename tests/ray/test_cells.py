@@ -128,3 +128,25 @@ def test_galapagos_bench_with_ray_address_runs_its_cells_on_the_nodes(
     run = SQLiteStore(store).get_run(cell["run_id"])
     assert run.owner.split(":")[1] != owner_token().split(":")[1]  # a node agent ran it
     assert "Ray cluster auto: 2 Galapagos node(s)" in result.stderr
+
+
+async def test_with_no_node_left_a_cell_stops_interrupted_and_resumable(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    from harness.distributed.cells import execute_on_cluster
+    from harness.runs import plan_resume
+
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    cluster = Cluster()
+    plan = plan_run(scaffold="topk", task="circle_packing", iterations=1, seed=2)
+    first = await execute_on_cluster(cluster, plan, store)
+    assert first.status == "completed"
+    for node in cluster.nodes:  # every node gone, and none comes back
+        node.alive = False
+    cluster.refresh = lambda: []  # type: ignore[method-assign]
+    extend = plan_resume(store, first.run_id, iterations=2)
+    summary = await execute_on_cluster(cluster, extend, store)
+    assert (summary.status, summary.stop_reason) == ("interrupted", "engine_unavailable")
+    run = store.get_run(first.run_id)
+    assert "no Galapagos node is left" in run.error and run.iterations_done == 1
+    cluster.close()

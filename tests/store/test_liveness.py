@@ -90,6 +90,7 @@ def test_two_claims_at_once_have_exactly_one_winner(tmp_path: Path) -> None:
     assert {held for held in results if held} == {winners[0]}
 
 
+@pytest.mark.slow  # a few runs in host subprocesses (the local sandbox)
 async def test_a_run_ends_with_a_structured_stop_reason(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "s.sqlite")
     plan = plan_run(scaffold="topk", task="circle_packing", iterations=2, sandbox="local")
@@ -117,6 +118,7 @@ async def test_a_run_ends_with_a_structured_stop_reason(tmp_path: Path) -> None:
     assert store.get_run(stopped.run_id).stop_reason == ""
 
 
+@pytest.mark.slow  # a few runs in host subprocesses (the local sandbox)
 async def test_an_owner_whose_run_was_taken_over_stops(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -147,6 +149,7 @@ async def test_an_owner_whose_run_was_taken_over_stops(
         plan_resume(store, run.id)
 
 
+@pytest.mark.slow  # a few runs in host subprocesses (the local sandbox)
 async def test_a_run_whose_remote_owner_stopped_beating_is_resumed_to_the_end(
     tmp_path: Path,
 ) -> None:
