@@ -43,6 +43,7 @@ def assert_nothing_lost(scaffold: Scaffold, store: SQLiteStore) -> None:
     assert members <= scaffold.memory.state.chain.active.known
 
 
+@pytest.mark.slow
 async def test_stagnation_triggers_switches_and_the_seed_is_scored_first(
     tmp_path: Path, local_factory: LocalStrategyFactory
 ) -> None:
@@ -122,6 +123,7 @@ async def test_llm_errors_never_revert_a_healthy_strategy(
     assert store.events(RUN, ["strategy_switch"])  # the healthy path still switched
 
 
+@pytest.mark.slow
 async def test_a_resumed_run_ends_identical_to_an_uninterrupted_one(
     tmp_path: Path, local_factory: LocalStrategyFactory
 ) -> None:
