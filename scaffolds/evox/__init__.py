@@ -25,7 +25,6 @@ from harness.evox.records import Labels
 from harness.evox.sandbox import StrategyFactory, make_factory
 from harness.evox.scoring import switch_interval
 from harness.evox.strategies import SeedStrategy
-from harness.llm.offline.strategy_faults import directive
 from scaffolds.evox.config import EvolvedSamplerConfig, EvoxPopulationConfig, StrategyHistoryConfig
 from scaffolds.evox.memory import EvoxMemory, EvoxState
 from scaffolds.evox.policy import EvolvedStrategySampler
@@ -65,7 +64,6 @@ def _memory(cfg: StrategyHistoryConfig, ctx: BuildContext) -> EvoxMemory:
     env = ctx.env
     labels = _labels(cfg)
     history = StrategyHistory(env.rng("memory"), context_size=cfg.meta_context)
-    offline = ctx.config.llm.provider == "offline"
     evolver = StrategyEvolver(
         factory=_factory(ctx),
         history=history,
@@ -76,7 +74,6 @@ def _memory(cfg: StrategyHistoryConfig, ctx: BuildContext) -> EvoxMemory:
         validate=validate,
         retries=cfg.generation_retries,
         use_prefilter=cfg.prefilter,
-        fault_directive=directive(cfg.offline_faults) if offline else "",
         use_insight=cfg.use_llm_stats_insight,
     )
     state = EvoxState(
