@@ -381,10 +381,15 @@ def _upgrade_stored(config: Mapping[str, Any], scaffold: str) -> dict[str, Any]:
     ``provider: offline`` beside the ``api_base`` they ran with; such a run ran online (an
     explicit offline provider with an api_base never validated), so say so.  Runs stored
     before scaffolds were compositions have no ``blocks``: their scaffold's composition is it.
+    EvoX runs stored while strategy fault injection was a setting hold ``memory.offline_faults``
+    (now a test seam of the offline model): dropped.
     """
     data = dict(config)
     if "blocks" not in data and scaffold in list_scaffolds():
         data["blocks"] = get_spec(scaffold).defaults().get("blocks")
+    memory = data.get("memory")
+    if isinstance(memory, Mapping) and "offline_faults" in memory:
+        data["memory"] = {k: v for k, v in memory.items() if k != "offline_faults"}
     llm = data.get("llm")
     if isinstance(llm, Mapping) and llm.get("provider") == "offline" and llm.get("api_base"):
         data["llm"] = {**llm, "provider": "openai"}

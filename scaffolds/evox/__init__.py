@@ -28,7 +28,6 @@ from harness.evox.records import Labels
 from harness.evox.sandbox import LocalStrategyFactory, SessionStrategyFactory, StrategyFactory
 from harness.evox.scoring import switch_interval
 from harness.evox.strategies import SeedStrategy
-from harness.llm.offline.strategy_faults import directive
 from scaffolds.evox.config import EvolvedSamplerConfig, EvoxPopulationConfig, StrategyHistoryConfig
 from scaffolds.evox.memory import EvoxMemory, EvoxState
 from scaffolds.evox.policy import EvolvedStrategySampler
@@ -73,7 +72,6 @@ def _memory(cfg: StrategyHistoryConfig, ctx: BuildContext) -> EvoxMemory:
     env = ctx.env
     labels = _labels(cfg)
     history = StrategyHistory(env.rng("memory"), context_size=cfg.meta_context)
-    offline = ctx.config.llm.provider == "offline"
     evolver = StrategyEvolver(
         factory=_factory(ctx),
         history=history,
@@ -84,7 +82,6 @@ def _memory(cfg: StrategyHistoryConfig, ctx: BuildContext) -> EvoxMemory:
         validate=validate,
         retries=cfg.generation_retries,
         use_prefilter=cfg.prefilter,
-        fault_directive=directive(cfg.offline_faults) if offline else "",
         use_insight=cfg.use_llm_stats_insight,
     )
     state = EvoxState(

@@ -2,8 +2,9 @@
 
 Everything is real: the task's evaluator in Docker, strategies in Docker, the ``openai`` client
 over HTTP against the offline model server.  The one difference from ``harness.runs.execute``:
-the offline server is started here with the EvoX strategy responder first in its chain (until
-``default_responders`` lists it) and reached as an OpenAI-compatible endpoint.
+the offline server is started here with strategy fault injection (``--faults``: the rates of
+hostile strategies, a test seam no run config has) and reached as an OpenAI-compatible
+endpoint.
 
     python -m tests.evox.e2e --task circle_packing --iterations 60 [--faults …] [--seed 0]
 """
@@ -16,6 +17,8 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from harness.core.config import GeneralConfig
 from harness.core.controller import Controller, RunSummary
@@ -54,7 +57,6 @@ async def run_evox(
         overrides=[
             f"general.max_iterations={iterations}",
             f"seed={seed}",
-            f"memory.offline_faults={faults}",
             *(overrides or []),
         ],
     )
@@ -63,7 +65,7 @@ async def run_evox(
         seed=seed,
         responders=(
             guide_responder(),
-            strategy_responder(),
+            strategy_responder(faults=yaml.safe_load(faults) or {}),
             diff_responder(),
             rewrite_responder(),
         ),

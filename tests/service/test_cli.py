@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from harness.service._db import ServiceDB
 from tests.cli.helpers import galapagos
 
 
+@pytest.mark.slow
 def test_token_create_list_revoke(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     made = galapagos("token", "create", "laptop", "--store", str(store))
@@ -28,6 +31,7 @@ def test_token_create_list_revoke(tmp_path: Path) -> None:
     assert galapagos("token", "revoke", "laptop", "--store", str(store)).returncode == 2
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     proc = galapagos("serve", "--host", "0.0.0.0", "--store", str(store))

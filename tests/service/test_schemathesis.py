@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 import schemathesis
 import schemathesis.checks
 from hypothesis import HealthCheck, settings
@@ -33,6 +34,7 @@ RUN, _ = APP.state.hub.launch(
 schema = schemathesis.openapi.from_asgi("/api/v1/openapi.json", APP).exclude(path_regex="/stream$")
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_the_api_never_fails_on_any_input(case: schemathesis.Case) -> None:

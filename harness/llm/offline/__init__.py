@@ -3,9 +3,14 @@
 It reads the current program from the prompt (the last fenced code block of the last user
 message) and answers with SEARCH/REPLACE edits (or, for prompts without SEARCH/REPLACE
 instructions, a whole program) that perturb numeric literals, deterministically given the
-request seed and the prompt.  Optional fault injection produces malformed diffs, no-ops,
-crashing and non-compiling code.  It lets the whole pipeline run offline through the real
-``openai`` client and the real HTTP protocol.
+request seed and the prompt.  Calls sent with another purpose (request metadata: EvoX
+strategy rewrites and guide calls, AdaEvolve paradigm requests) get templated answers of the
+shape asked for.  Optional fault injection produces malformed diffs, no-ops, crashing and
+non-compiling code.  It lets the whole pipeline run offline through the real ``openai`` client
+and the real HTTP protocol.
+
+Production code uses this package's surface only (the server and its start); the responders
+and fault injection are for the server and for tests.
 """
 
 from __future__ import annotations
@@ -17,10 +22,15 @@ from harness.llm.offline.responders import (
     Responder,
     ResponseContext,
     current_program,
-    default_responders,
-    marker,
+    for_purpose,
 )
-from harness.llm.offline.server import OfflineServer, answer, create_app, start_offline_server
+from harness.llm.offline.server import (
+    OfflineServer,
+    answer,
+    create_app,
+    default_responders,
+    start_offline_server,
+)
 
 __all__ = [
     "FAULT_KINDS",
@@ -33,6 +43,6 @@ __all__ = [
     "create_app",
     "current_program",
     "default_responders",
-    "marker",
+    "for_purpose",
     "start_offline_server",
 ]
