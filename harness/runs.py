@@ -48,12 +48,11 @@ from harness.evaluation.task import Task, load_task
 from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
 from harness.store.base import RunRecord
-from harness.store.owner import owner_alive, owner_token
+from harness.store.owner import HEARTBEAT_S, owner_token, run_alive
 from harness.store.sqlite import SQLiteStore, default_store_path
 
 if TYPE_CHECKING:
     from harness.runtime import Runtime
-    from harness.sandbox.protocol import SandboxBackend
 
 __all__ = [
     "RunPlan",
@@ -110,6 +109,8 @@ class Services:
     #: The provider the run talks to (``offline`` or ``openai``), as resolved.
     llm_provider: str
     notices: list[str] = field(default_factory=list)
+    #: The run's sandbox sessions (EvoX strategy servers), served by its Runtime.
+    sessions: Any = None
 
 
 def open_store(path: Path | None = None) -> SQLiteStore:
@@ -306,7 +307,7 @@ def plan_resume(
             f"with --iterations N (N > {run.max_iterations}) or start from its best program "
             f"with galapagos run --from {run.id}"
         )
-    if run.status == "running" and owner_alive(run.owner):
+    if run_alive(run):
         raise ConfigError(f"run {run.id} is still running (owner {run.owner})")
     config = validate_stored(
         _upgrade_stored(run.config, run.scaffold), source=f"stored config of run {run.id}"
@@ -399,25 +400,23 @@ def _upgrade_stored(config: Mapping[str, Any], scaffold: str) -> dict[str, Any]:
 async def open_services(
     plan: RunPlan, run_id: str, runtime: Runtime | None = None
 ) -> AsyncIterator[Services]:
-    """Start the chat model, meter and sandboxed evaluator; stop all of them on exit.
+    """Start the chat model, meter, sandboxed evaluator and strategy sessions; stop all of them
+    on exit.
 
-    With a shared ``runtime`` the sandbox backend, the canaries, the offline model server and
-    the endpoint's HTTP client are the runtime's (this run only holds handles on them)."""
+    Everything comes from ``runtime`` (its sandbox backend and canaries, its offline model
+    server and endpoint clients); without one the run is a Runtime of one, closed with it."""
     from harness.evaluation.driver import TaskEvaluator
-    from harness.llm.client import open_llm
     from harness.llm.usage import UsageMeter
-    from harness.sandbox import make_backend
+    from harness.runtime import Runtime
 
     resolved = resolve_llm_config(plan.config.llm)  # already resolved: this reads the key
     notices = list(dict.fromkeys([*plan.notes, *resolved.notes]))  # plan_run has some already
     async with AsyncExitStack() as stack:
+        if runtime is None:
+            runtime = await stack.enter_async_context(Runtime())
         meter = UsageMeter(resolved.max_total_tokens, resolved.max_cost)
         rng = make_rng(plan.config.seed, "llm.ensemble")
-        client = (
-            await runtime.llm(resolved, rng=rng, meter=meter)
-            if runtime is not None
-            else await open_llm(resolved, rng=rng, meter=meter)
-        )
+        client = await runtime.llm(resolved, rng=rng, meter=meter)
         stack.push_async_callback(client.aclose)
         if resolved.provider != "offline":
             try:
@@ -438,22 +437,9 @@ async def open_services(
             limits = dataclasses.replace(limits, wall_s=ev.timeout_s)
         if ev.memory_mb is not None:
             limits = dataclasses.replace(limits, memory_mb=ev.memory_mb)
-        backend: SandboxBackend
-        if runtime is not None:
-            backend = await runtime.backend(ev, run_id)  # canaries once per runtime
-        else:
-            if ev.sandbox == "docker" and ev.canaries:
-                from harness.sandbox.doctor import startup_canaries
-
-                await startup_canaries()  # fail closed before any pool or candidate starts
-            options: dict[str, Any] = (
-                {"pool_size": ev.pool_size, "engine_wait_s": ev.engine_wait_s}
-                if ev.sandbox == "docker"
-                else {}
-            )
-            backend = make_backend(ev.sandbox, **options)
+        backend = await runtime.backend(ev, run_id)  # canaries once per runtime
         evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
-        stack.push_async_callback(evaluator.aclose)  # closes the backend too
+        stack.push_async_callback(evaluator.aclose)  # drops this run's warm containers
         yield Services(
             model=client,
             meter=meter,
@@ -461,6 +447,7 @@ async def open_services(
             llm_description=resolved.describe(),
             llm_provider=resolved.provider,
             notices=notices,
+            sessions=await runtime.sessions(ev, run_id),
         )
 
 
@@ -496,6 +483,7 @@ async def execute(
                 model_context=model_view(plan.task),
             ),
             run_id=run_id,
+            sessions=services.sessions,
         )
         scaffold = build_scaffold(plan.spec, plan.config, env)
         parallel = plan.config.general.max_parallel_iterations
@@ -523,9 +511,13 @@ async def _drive(
     on_progress: Callable[[Progress], None] | None,
     stop: asyncio.Event | None,
 ) -> RunSummary:
+    me = owner_token()
     if plan.run is not None:
         run = plan.run
-        store.update_run(run.id, status="running", owner=owner_token(), error="")
+        holder = store.claim_run(run.id, me)  # atomic: a run is never resumed twice
+        if holder:
+            raise ConfigError(f"run {run.id} is still running (owner {holder})")
+        store.fence(run.id, me)
     else:
         run = RunRecord(
             id=run_id,
@@ -535,10 +527,12 @@ async def _drive(
             config=plan.config.model_dump(mode="json"),
             seed=plan.config.seed,
             max_iterations=plan.config.general.max_iterations,
-            owner=owner_token(),
+            owner=me,
             task_hash=plan.task.digest(),
+            heartbeat_at=time.time(),
         )
         store.create_run(run)
+        store.fence(run.id, me)
     controller = Controller(
         scaffold,
         store=store,
@@ -566,12 +560,15 @@ async def _drive(
             controller.note("run_extended", previous=run.max_iterations, total=plan.extend_to)
     if on_start:
         on_start(store.get_run(run.id), services)
-    watcher = asyncio.create_task(_watch(stop, controller)) if stop else None
+    watchers = [asyncio.create_task(_heartbeat(store, run.id, me, controller))]
+    if stop:
+        watchers.append(asyncio.create_task(_watch(stop, controller)))
     try:
         return await controller.run_to_end()
     finally:
-        if watcher:
+        for watcher in watchers:
             watcher.cancel()
+        store.fence(run.id, None)
 
 
 async def _watch(stop: asyncio.Event, controller: Controller) -> None:
@@ -579,9 +576,19 @@ async def _watch(stop: asyncio.Event, controller: Controller) -> None:
     controller.request_stop()
 
 
+async def _heartbeat(store: SQLiteStore, run_id: str, me: str, controller: Controller) -> None:
+    """Beat while the run executes; a run another process took over stops here."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        if not store.beat(run_id, me):
+            controller.request_stop("owner_lost")
+            return
+
+
 def run_status(run: RunRecord) -> str:
-    """The stored status, with a dead owner's "running" shown as "interrupted"."""
-    if run.status == "running" and not owner_alive(run.owner):
+    """The stored status, with a "running" run whose owner is gone (its process ended on this
+    host, or its heartbeat stopped on another) shown as "interrupted"."""
+    if run.status == "running" and not run_alive(run):
         return "interrupted"
     return run.status
 
@@ -644,5 +651,6 @@ def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
         "created_at": run.created_at,
         "updated_at": run.updated_at,
         "error": run.error,
+        "stop_reason": run.stop_reason,
         **failure_summary(store, run.id),
     }

@@ -40,7 +40,7 @@ fi
 stamp=.venv/.galapagos-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   log "installing galapagos and its dependencies into .venv"
-  .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[dev,ray]'
   touch "$stamp"
 fi
 

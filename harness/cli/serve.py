@@ -130,6 +130,15 @@ def serve(
     secure_cookies: Annotated[
         bool, typer.Option("--secure-cookies", help="Mark cookies Secure (behind HTTPS).")
     ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            envvar="GALAPAGOS_RAY_ADDRESS",
+            help="Run the queue on this Ray cluster's nodes (needs galapagos[ray]; see "
+            "docs/scale-out.md).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the hub: API, live runs, lineage, leaderboard and playground in the browser."""
     import uvicorn
@@ -160,6 +169,7 @@ def serve(
         api_base=api_base,
         models=tuple(m for item in (model or []) for m in item.split(",") if m.strip()),
         secure_cookies=secure_cookies,
+        ray_address=ray_address,
     )
     app = create_app(writer, settings)
     handler = logging.StreamHandler()

@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from harness.core.errors import ConfigError, HarnessError, RunNotFound, TaskError
 from harness.service._middleware import BodyLimit, SecurityHeaders
 from harness.service.hub import Conflict, Hub
-from harness.service.routers import catalog, leaderboard, pages, programs, runs
+from harness.service.routers import catalog, cluster, leaderboard, pages, programs, runs
 from harness.service.settings import ServiceSettings
 from harness.store.sqlite import SQLiteStore
 
@@ -116,7 +116,7 @@ def create_app(store: SQLiteStore, settings: ServiceSettings | None = None) -> F
             headers={"Cache-Control": "public, max-age=86400"},
         )
 
-    for module in (runs, programs, catalog, leaderboard):
+    for module in (runs, programs, catalog, leaderboard, cluster):
         app.include_router(module.router)
     app.include_router(pages.router)
     return app

@@ -57,7 +57,9 @@ class Hub:
         self.live = LiveHub()
         self.tasks = TaskRoots(settings.task_roots)
         self.data_dir = settings.data_dir or store.path.parent / "hub"
-        self.queue = RunQueue(store, self.db, workers=settings.workers)
+        self.queue = RunQueue(
+            store, self.db, workers=settings.workers, ray_address=settings.ray_address
+        )
         store.add_listener(self.live.notify)
         self._local = threading.local()
         self._readers: list[SQLiteStore] = []

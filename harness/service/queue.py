@@ -24,23 +24,18 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
-import docker
-
 from harness.core.errors import HarnessError
-from harness.runs import execute, plan_resume
+from harness.distributed.cells import execute_anywhere
+from harness.runs import plan_resume
 from harness.runtime import Runtime
-from harness.sandbox.engine import engine_reachable
-from harness.sandbox.ownership import remove_run
 from harness.service._db import ServiceDB
 from harness.store.base import RunRecord
-from harness.store.owner import owner_alive, owner_token
+from harness.store.owner import owner_token, run_alive
 from harness.store.sqlite import SQLiteStore
 
 __all__ = ["RunQueue"]
 
 log = logging.getLogger("galapagos.service")
-
-_ENGINE_POLL_S = 1.0
 
 
 class RunQueue:
@@ -50,8 +45,12 @@ class RunQueue:
         db: ServiceDB,
         *,
         workers: int,
+        ray_address: str | None = None,
     ) -> None:
         self.store = store
+        #: With a Ray cluster, runs execute on its nodes (harness.distributed.cells).
+        self.ray_address = ray_address
+        self.cluster: Any = None
         self.db = db
         self.workers = max(1, workers)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -72,6 +71,10 @@ class RunQueue:
         """Start the engine thread; its workers take every pending row of the queue table
         (a queue stopped earlier may start again)."""
         self._stopping = False
+        if self.ray_address is not None and self.cluster is None:
+            from harness.distributed.cluster import Cluster
+
+            self.cluster = Cluster(self.ray_address)
         self._ready.clear()
         self._stops.clear()
         self._cancelled.clear()
@@ -94,6 +97,8 @@ class RunQueue:
             log.exception("run queue did not stop cleanly")
         loop.call_soon_threadsafe(loop.stop)
         self._thread.join(10)
+        if self.cluster is not None:
+            self.cluster.close()  # this hub's store actor (the node agents stay)
 
     def submit(self, run_id: str) -> None:
         """Hand a queued run (already in the queue table) to the workers; before the queue
@@ -146,6 +151,12 @@ class RunQueue:
     def running(self) -> set[str]:
         return set(self._stops) | set(self._waiting)
 
+    def cluster_load(self) -> list[dict[str, Any]]:
+        """Per Ray node: capacity, jobs and runs in flight (empty without a cluster)."""
+        if self.cluster is None or self._loop is None or self._loop.is_closed():
+            return []
+        return asyncio.run_coroutine_threadsafe(self.cluster.load(), self._loop).result(30)
+
     # -- engine thread ----------------------------------------------------------------------
     def _call(self, fn: Callable[[], None]) -> None:
         if self._loop is None:
@@ -161,7 +172,7 @@ class RunQueue:
         asyncio.set_event_loop(loop)
         self._loop = loop
         self._queue = asyncio.Queue()
-        self.runtime = Runtime(parallel=self.workers)
+        self.runtime = Runtime(parallel=self.workers, cluster=self.cluster)
         for item in self.db.pending():
             self._queue.put_nowait(item.run_id)
         self._workers = [loop.create_task(self._worker()) for _ in range(self.workers)]
@@ -199,7 +210,7 @@ class RunQueue:
         except HarnessError as exc:
             self.db.set_state(run_id, "done", str(exc))
             return
-        if run.status == "running" and run.owner != owner_token() and owner_alive(run.owner):
+        if run.owner != owner_token() and run_alive(run):
             self.db.set_state(run_id, "done", "running in another process")
             return
         options = _still_to_apply(run, item.options)
@@ -212,7 +223,8 @@ class RunQueue:
         error = ""
         try:
             plan = plan_resume(self.store, run_id, **options)
-            await execute(plan, self.store, stop=stop, runtime=self.runtime)
+            assert self.runtime is not None
+            await execute_anywhere(plan, self.store, stop=stop, runtime=self.runtime)
             if self._engine_stopped(run_id):
                 self._stops.pop(run_id, None)
                 self._waiting[run_id] = asyncio.get_running_loop().create_task(
@@ -242,12 +254,7 @@ class RunQueue:
         if self._stopping or run_id in self._cancelled:
             return False
         run = self.store.get_run(run_id)
-        sandbox = ((run.config.get("evaluator") or {}).get("sandbox")) or "docker"
-        return (
-            run.status == "interrupted"
-            and sandbox == "docker"
-            and "Docker engine" in (run.error or "")
-        )
+        return run.status == "interrupted" and run.stop_reason == "engine_unavailable"
 
     async def _resume_when_engine_back(self, run_id: str) -> None:
         """Poll the engine; once it answers, hand the run to the workers again (its queue row
@@ -258,22 +265,12 @@ class RunQueue:
         )
         log.warning("run %s waits for the Docker engine", run_id)
         try:
-            client = await asyncio.to_thread(_engine_client)
-            while not self._stopping:
-                if client is not None and await asyncio.to_thread(engine_reachable, client):
-                    break
-                if client is None:
-                    client = await asyncio.to_thread(_engine_client)
-                await asyncio.sleep(_ENGINE_POLL_S)
-            else:
-                return
+            assert self.runtime is not None
+            back = await self.runtime.engine_returned(run_id, lambda: self._stopping)
         finally:
             self._waiting.pop(run_id, None)
-        # What the outage left of this run (containers the engine could not remove while it
-        # was away): this process owns them, so no start-up reap would take them.
-        await asyncio.to_thread(remove_run, client, run_id)
-        if self.runtime is not None:  # the shared backend outlived the outage: clean it up
-            await asyncio.to_thread(self.runtime.engine_back)
+        if not back:
+            return
         log.warning("the Docker engine is back; run %s continues", run_id)
         self._put(run_id)
 
@@ -297,13 +294,6 @@ class RunQueue:
                 await asyncio.wait_for(self.runtime.aclose(), timeout=max(grace_s, 5.0))
             except (TimeoutError, HarnessError):  # shutting down: log, never hang
                 log.warning("the shared runtime did not close cleanly")
-
-
-def _engine_client() -> docker.DockerClient | None:
-    try:
-        return docker.from_env()
-    except docker.errors.DockerException:
-        return None
 
 
 def _still_to_apply(run: RunRecord, options: Mapping[str, Any]) -> dict[str, Any]:

@@ -48,4 +48,6 @@ class ServiceSettings:
     docs_dir: Path | None = None
     #: Seconds between polls of the store for runs written by other processes (the CLI).
     poll_s: float = 1.0
+    #: A Ray cluster the queue runs on (``--ray-address``; docs/scale-out.md).
+    ray_address: str | None = None
     extra: dict[str, str] = field(default_factory=dict)

@@ -35,7 +35,7 @@ from harness.llm.offline.responders import diff_responder, rewrite_responder
 from harness.llm.offline.server import start_offline_server
 from harness.llm.offline.strategy_responder import strategy_responder
 from harness.llm.usage import UsageMeter
-from harness.sandbox import make_backend
+from harness.runtime import Runtime
 from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 
@@ -78,9 +78,11 @@ async def run_evox(
         api_key="offline",
     )
     client = await open_llm(settings, rng=make_rng(seed, "llm.ensemble"), meter=meter)
-    backend = make_backend("docker")
+    runtime = Runtime()  # every container of the run: evaluations and strategy sessions
+    backend = await runtime.backend(config.evaluator, run_id)
     evaluator = TaskEvaluator(loaded, backend, run_id=run_id)
     env = BuildEnv(
+        sessions=await runtime.sessions(config.evaluator, run_id),
         seed=seed,
         evaluator=evaluator,
         task=TaskInfo(
@@ -116,6 +118,7 @@ async def run_evox(
     finally:
         await scaffold.aclose()  # type: ignore[attr-defined]
         await evaluator.aclose()
+        await runtime.aclose()
         await client.aclose()
         server.close()
     return summary, store, scaffold
