@@ -171,6 +171,8 @@ def _render(env: jinja2.Environment, name: str, **context: Any) -> str:
         return env.get_template(name).render(**context)
     except jinja2.exceptions.SecurityError as exc:
         raise ConfigError(f"prompt template {name}: refused by the sandbox: {exc}") from None
+    except jinja2.exceptions.TemplateError as exc:  # an undefined name, a bad filter, ...
+        raise ConfigError(f"prompt template {name}: cannot render: {exc}") from None
 
 
 class DefaultPromptBuilder(BasePromptBuilder):

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import queue
 import secrets
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -112,10 +114,15 @@ _TOKEN_COLUMNS = "id, name, created_at, last_used_at, revoked_at, scope, expires
 
 
 class ServiceDB:
-    """Tokens, sessions and queue rows in ``path`` (the run store file)."""
+    """Tokens, sessions and queue rows in ``path`` (the run store file), on up to
+    ``connections`` kept connections (a server's threads share them)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, connections: int = 1) -> None:
         self.path = path
+        self._size = max(1, connections)
+        self._idle: queue.Queue[sqlite3.Connection] = queue.Queue()
+        self._made = 0
+        self._lock = threading.Lock()
         with self._conn() as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS service_meta (key TEXT PRIMARY KEY, value TEXT)"
@@ -137,20 +144,72 @@ class ServiceDB:
 
     @contextmanager
     def _conn(self, write: bool = True) -> Iterator[sqlite3.Connection]:
-        """A short transaction: ``write=False`` takes no write lock (WAL readers never wait
-        for, nor hold up, the run writer)."""
-        try:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open run store {self.path}: {exc}") from exc
+        """A short transaction on one of a few kept connections: ``write=False`` takes no
+        write lock (WAL readers never wait for, nor hold up, the run writer).
+
+        Connections are kept, not opened per call: SQLite cannot close the file of a
+        connection while another connection of the process holds a lock on it, so opening and
+        closing one per call under load piles up open files."""
+        conn = self._acquire()
+        kept: sqlite3.Connection | None = conn
         try:
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            yield conn
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
+            conn.close()
+            kept = None
             raise StoreError(f"run store {self.path}: {exc}") from exc
         finally:
+            self._release(kept)
+
+    def _acquire(self) -> sqlite3.Connection:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            if self._made < self._size:
+                self._made += 1
+                try:
+                    return sqlite3.connect(
+                        self.path, timeout=30, isolation_level=None, check_same_thread=False
+                    )
+                except sqlite3.Error as exc:
+                    self._made -= 1
+                    raise StoreError(f"cannot open run store {self.path}: {exc}") from exc
+        try:
+            return self._idle.get(timeout=60)
+        except queue.Empty as exc:
+            raise StoreError(f"run store {self.path}: no connection free for 60 s") from exc
+
+    def _release(self, conn: sqlite3.Connection | None) -> None:
+        if conn is None:
+            with self._lock:
+                self._made -= 1
+            return
+        self._idle.put(conn)
+
+    def warm(self) -> None:
+        """Open every connection now (a server's open files then stay what they are)."""
+        taken = [self._acquire() for _ in range(self._size - self._idle.qsize())]
+        for conn in taken:
+            self._release(conn)
+
+    def close(self) -> None:
+        """Close the kept connections (a later call opens new ones)."""
+        while True:
+            try:
+                conn = self._idle.get_nowait()
+            except queue.Empty:
+                return
             conn.close()
+            with self._lock:
+                self._made -= 1
 
     # -- tokens -----------------------------------------------------------------------------
     def create_token(

@@ -1,6 +1,7 @@
-"""The hub's OpenAPI document, finished: problem bodies for every error, and links between
-operations (a launched run's id leads to reading, cancelling and resuming it), so clients and
-stateful fuzzers can follow a run from its creation."""
+"""The hub's OpenAPI document, finished: problem bodies for every error, the names a launch
+may use (this hub's tasks and scaffolds, as of its start), and links between operations (a
+launched run's id leads to reading, cancelling and resuming it), so clients and stateful
+fuzzers can follow a run from its creation."""
 
 from __future__ import annotations
 
@@ -74,6 +75,7 @@ def finish_openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
             return app.openapi_schema
         doc = build()
         _problems(doc)
+        _names(doc, app)
         _links(doc)
         app.openapi_schema = doc
         return doc
@@ -91,6 +93,23 @@ def _problems(doc: dict[str, Any]) -> None:
                     response["content"] = {MEDIA_TYPE: {"schema": _PROBLEM_REF}}
     for unused in ("HTTPValidationError", "ValidationError"):
         schemas.pop(unused, None)
+
+
+def _names(doc: dict[str, Any], app: FastAPI) -> None:
+    """A launch names a task and a scaffold of this hub's: say which (an unknown name is
+    still answered 400 with the list, as before)."""
+    from harness.core.registry import list_scaffolds
+
+    launch = doc.get("components", {}).get("schemas", {}).get("LaunchIn", {})
+    props = launch.get("properties", {})
+    tasks = [t.name for t in app.state.hub.tasks.names()]
+    if "task" in props and tasks:
+        props["task"]["enum"] = tasks
+    if "scaffold" in props:
+        scaffold = props["scaffold"]
+        for option in scaffold.get("anyOf", []):
+            if option.get("type") == "string":
+                option["enum"] = list_scaffolds()
 
 
 def _links(doc: dict[str, Any]) -> None:

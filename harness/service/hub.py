@@ -73,9 +73,8 @@ class ReaderPool:
 
     def get(self) -> SQLiteStore:
         with self._lock:
-            if len(self._stores) < self.size:
+            while len(self._stores) < self.size:  # all at once: open files stay constant
                 self._stores.append(SQLiteStore(self.path, read_only=True))
-                return self._stores[-1]
             return self._stores[next(self._turn) % self.size]
 
     def close(self) -> None:
@@ -90,7 +89,8 @@ class Hub:
         self.settings = settings
         self.store = store
         self.store_path = store.path
-        self.db = ServiceDB(store.path)
+        self.db = ServiceDB(store.path, connections=settings.reader_connections)
+        self.db.warm()
         self.live = LiveHub(settings)
         self.tasks = TaskRoots(settings.task_roots)
         self.data_dir = settings.data_dir or store.path.parent / "hub"
@@ -106,6 +106,7 @@ class Hub:
 
     def close(self) -> None:
         self.readers.close()
+        self.db.close()
 
     # -- writes -----------------------------------------------------------------------------
     def launch(

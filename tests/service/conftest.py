@@ -131,7 +131,8 @@ class ServerProcess:
     ) -> None:
         self.store = store
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        scheme = "https" if "--tls-cert" in extra else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.port}"
         self.args = [
             sys.executable,
             "-m",
@@ -169,7 +170,8 @@ class ServerProcess:
             if self.proc.poll() is not None:
                 raise AssertionError(f"server exited: {self.log.read_text()[-2000:]}")
             try:
-                if httpx.get(self.url + "/api/v1/status", timeout=2).status_code == 200:
+                status = httpx.get(self.url + "/api/v1/status", timeout=2, verify=False)
+                if status.status_code == 200:
                     return self
             except httpx.HTTPError:
                 pass

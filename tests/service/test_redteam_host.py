@@ -12,12 +12,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from harness.service._db import ServiceDB
 from harness.store.sqlite import SQLiteStore
 from tests.service.conftest import ServerProcess, marker_task, stored_run
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 #: A template that runs a shell command in the process rendering it (the classic escape).
 ESCAPES = (
@@ -50,6 +50,8 @@ def _template_folder(base: Path, marker: Path) -> Path:
     return folder
 
 
+@pytest.mark.docker
+@pytest.mark.slow
 def test_a_template_folder_from_a_client_is_refused_and_never_rendered(
     hub: tuple[ServerProcess, dict[str, str], Path], tmp_path: Path
 ) -> None:
@@ -83,6 +85,8 @@ def test_a_template_folder_from_a_client_is_refused_and_never_rendered(
     assert not marker.exists()
 
 
+@pytest.mark.docker
+@pytest.mark.slow
 def test_resuming_a_stored_local_sandbox_run_is_refused(
     hub: tuple[ServerProcess, dict[str, str], Path], tmp_path: Path
 ) -> None:
@@ -113,6 +117,8 @@ def test_resuming_a_stored_local_sandbox_run_is_refused(
     assert not marker.exists()
 
 
+@pytest.mark.docker
+@pytest.mark.slow
 def test_runs_outside_the_task_roots_or_with_host_templates_are_refused_on_resume(
     hub: tuple[ServerProcess, dict[str, str], Path], tmp_path: Path
 ) -> None:
@@ -156,3 +162,59 @@ def _wait(c: httpx.Client, run_id: str, wanted: tuple[str, ...], timeout: float 
         if time.monotonic() > end:
             raise AssertionError(f"run {run_id} still {data['status']}: {data['error']}")
         time.sleep(0.2)
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "prompt.template_dir=/etc",
+        "prompt={template_dir: /etc}",
+        "selection_policy.image=python-eval",
+        "selection_policy.sandbox=local",
+        "selection_policy.container.memory_mb=65536",
+        "memory.validation.container.pids=4096",
+        "evaluator.canaries=false",
+        "evaluator.pool_size=64",
+        "evaluator.engine_wait_s=86400",
+        "task_config=../../etc/passwd",
+        "seed_from={run_id: x, program_id: y, code: z}",
+        "blocks.prompt=default",
+        "scaffold=/tmp/evil.yaml",
+        "llm.models=[{name: gpt-4o}]",
+        "llm.api_key_env=AWS_SECRET_ACCESS_KEY",
+        "general={log_prompts: false, x_dir: /tmp}",
+        "prompt.system_message=" + "x" * 600,
+    ],
+)
+def test_overrides_that_name_host_paths_images_or_engine_settings_are_refused(
+    client: TestClient, auth: dict[str, str], override: str
+) -> None:
+    r = client.post(
+        "/api/v1/runs",
+        json={"task": "function_minimization", "scaffold": "topk", "overrides": [override]},
+        headers=auth,
+    )
+    assert r.status_code == 400, r.text
+    assert client.get("/api/v1/runs").json() == []
+
+
+def test_the_client_keys_still_configure_a_run(client: TestClient, auth: dict[str, str]) -> None:
+    r = client.post(
+        "/api/v1/runs",
+        json={
+            "task": "function_minimization",
+            "scaffold": "topk",
+            "iterations": 1,
+            "overrides": [
+                "evaluator.sandbox=local",
+                "general.inner_retry_times=2",
+                "llm.max_total_tokens=100000",
+                "llm.offline.seed=3",
+                "evaluator.timeout_s=20",
+                "prompt.max_feedback_chars=500",
+                "selection_policy.num_inspirations=2",
+            ],
+        },
+        headers=auth,
+    )
+    assert r.status_code == 201, r.text

@@ -30,7 +30,8 @@ def list_runs(
     """Stored runs, newest first, optionally filtered."""
     store = hub_of(request).reader()
     out = []
-    for run in store.list_runs():
+    filtered = bool(status or task or scaffold)
+    for run in store.list_runs(limit=None if filtered else limit):
         if status and run_status(run) != status:
             continue
         if (task and run.task != task) or (scaffold and run.scaffold != scaffold):
