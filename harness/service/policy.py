@@ -48,6 +48,7 @@ CLIENT_KEYS = (
     "evaluator.sandbox",
     "evaluator.timeout_s",
     "evaluator.memory_mb",
+    "evaluator.engine_wait_s",
     "population.*",
     "selection_policy.*",
     "prompt.*",
@@ -64,7 +65,6 @@ _OPERATOR_PARTS = frozenset(
         "container",
         "sandbox",
         "pool_size",
-        "engine_wait_s",
         "canaries",
         "api_base",
         "api_key_env",
@@ -88,7 +88,7 @@ class PolicyRefused(ConfigError):
 
 def client_may_set(key: str) -> bool:
     parts = key.split(".")
-    if key in ("evaluator.sandbox",):
+    if key == "evaluator.sandbox":  # judged by its value (docker, or local if allowed)
         return True
     if any(p in _OPERATOR_PARTS or p.endswith(_OPERATOR_SUFFIXES) for p in parts):
         return False
