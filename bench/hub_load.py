@@ -8,7 +8,7 @@ rest wait, as on a busy hub) on a temporary store and prints:
 - the seconds to queue 1,000 runs through the store;
 - page latency (median, 95th percentile, max over every kind of page, 3 rounds) idle, then with
   500 streams open;
-- the server's CPU seconds per minute holding 500 idle streams;
+- the server's CPU seconds per minute without streams and holding 500 idle streams;
 - open files and threads after each of 10 bursts of 300 reads (a pause longer than the
   server's idle-thread lifetime after the fifth).
 
@@ -53,12 +53,20 @@ async def _page_round(c: httpx.AsyncClient, base: str, paths: list[str]) -> list
     return out
 
 
+async def _cpu_per_minute(hub: Hub, seconds: float = 20) -> float:
+    cpu0, t0 = hub.cpu_s(), time.perf_counter()
+    await asyncio.sleep(seconds)
+    return (hub.cpu_s() - cpu0) / (time.perf_counter() - t0) * 60
+
+
 async def load(hub: Hub, ids: list[str], streams: int) -> None:
     limits = httpx.Limits(max_connections=streams + 100, max_keepalive_connections=50)
     async with httpx.AsyncClient(timeout=120, limits=limits) as c:
         paths = pages(ids[-1])
         idle = [s for _ in range(3) for s in await _page_round(c, hub.url, paths)]
         print(f"pages, {len(ids)} queued, no stream: {_figures(idle)}")
+        base = await _cpu_per_minute(hub)
+        print(f"server CPU, no stream (one run executing): {base:.1f} s/min")
         started = time.perf_counter()
         opened, refused = await open_streams(c, hub.url, ids[-50:], streams)
         print(
@@ -69,11 +77,10 @@ async def load(hub: Hub, ids: list[str], streams: int) -> None:
         print(f"pages, {len(ids)} queued, {len(opened)} streams open: {_figures(loaded)}")
         slowest = max(zip(loaded, paths * 3, strict=True))
         print(f"  slowest: {slowest[1]} {1000 * slowest[0]:.0f} ms")
-        cpu0, t0 = hub.cpu_s(), time.perf_counter()
-        await asyncio.sleep(20)
-        rate = (hub.cpu_s() - cpu0) / (time.perf_counter() - t0) * 60
+        rate = await _cpu_per_minute(hub)
         print(
-            f"server CPU with {len(opened)} streams open (and one run executing): {rate:.1f} s/min"
+            f"server CPU with {len(opened)} streams open (one run executing): {rate:.1f} s/min, "
+            f"so the streams cost {rate - base:.1f} s/min"
         )
         print(f"server open files {hub.open_files()}, threads {hub.threads()}")
         for r in opened:
