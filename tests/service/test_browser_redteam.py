@@ -65,9 +65,7 @@ def test_a_rebinding_page_reads_nothing(chromium, hub) -> None:  # type: ignore[
     assert "not one of this hub's names" in page.content()  # the hub itself answered
     assert run_id not in page.content()
     # ...and what its script would fetch, same-origin under that name.
-    status = page.evaluate(
-        "async (path) => (await fetch(path)).status", f"/api/v1/runs/{run_id}"
-    )
+    status = page.evaluate("async (path) => (await fetch(path)).status", f"/api/v1/runs/{run_id}")
     assert status == 400
     page.close()
 

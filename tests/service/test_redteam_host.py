@@ -18,7 +18,6 @@ from harness.service._db import ServiceDB
 from harness.store.sqlite import SQLiteStore
 from tests.service.conftest import ServerProcess, marker_task, stored_run
 
-
 #: A template that runs a shell command in the process rendering it (the classic escape).
 ESCAPES = (
     "{{ cycler.__init__.__globals__.os.system('touch %(m)s') }}",
