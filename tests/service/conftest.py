@@ -227,6 +227,7 @@ def stored_run(
     sandbox: str | None = None,
     status: str = "interrupted",
     queued: bool = False,
+    scaffold: str = "topk",
 ) -> str:
     """A run as ``galapagos run`` (or anyone with the store file) could have stored it: made
     by the library, not by the hub, with whatever config it says."""
@@ -234,7 +235,7 @@ def stored_run(
     from harness.store.base import RunRecord
 
     plan = plan_run(
-        scaffold="topk",
+        scaffold=scaffold,
         task=str(task),
         overrides=list(overrides),
         iterations=2,
