@@ -240,8 +240,8 @@ def serve(
     tls = _tls_files(tls_cert, tls_key)
     if not loopback:
         _check_public(host, tokens, tls, plain_http, names)
-        if host not in ("0.0.0.0", "::"):
-            names.append(host)
+    if host not in ("0.0.0.0", "::"):
+        names.append(host)  # the address it is bound to (127.0.0.2, a LAN address)
     if read not in (None, "public", "private"):
         raise ConfigError(f"--read {read!r}: give public or private")
     for root in task_root or []:
