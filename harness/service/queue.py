@@ -9,26 +9,36 @@ starts and closed when it stops.  Each queued run already exists in the
 store (status ``queued``) and in the hub's queue table; a worker starts it through
 :func:`harness.runs.plan_resume` (a run with nothing committed starts from its seed), so a run
 queued or running when the hub stopped (or was killed) is simply continued when it starts
-again, exactly as ``galapagos resume`` would.  A run that raises is stored ``failed`` with the
-reason, and can be resumed.  A run the Docker engine stopped (the engine stayed away past the
-run's ``evaluator.engine_wait_s``: the run ends ``interrupted``, nothing charged) keeps its queue
-row and is continued by the hub itself as soon as the engine answers again.
+again, exactly as ``galapagos resume`` would.  Every run is checked against the hub's policy
+(:mod:`harness.service.policy`) as it starts, whatever its stored config says; a refused run is
+stored ``failed`` with the one-line reason.  A run that raises is stored ``failed`` with the
+reason (endpoint credentials redacted), and can be resumed.  A run the Docker engine stopped
+(the engine stayed away past the run's ``evaluator.engine_wait_s``: the run ends
+``interrupted``, nothing charged) keeps its queue row and is continued by the hub itself as soon
+as the engine answers again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import random
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
 from harness.core.errors import HarnessError
+from harness.core.redact import redact_text, redact_url
 from harness.distributed.cells import execute_anywhere
+from harness.llm.client import LLMClient
+from harness.llm.config import ResolvedLLM
+from harness.llm.usage import UsageMeter
 from harness.runs import plan_resume
 from harness.runtime import Runtime
 from harness.service._db import ServiceDB
+from harness.service.policy import HubPolicy
 from harness.store.base import RunRecord
 from harness.store.owner import owner_token, run_alive
 from harness.store.sqlite import SQLiteStore
@@ -46,12 +56,14 @@ class RunQueue:
         *,
         workers: int,
         ray_address: str | None = None,
+        policy: HubPolicy,
     ) -> None:
         self.store = store
         #: With a Ray cluster, runs execute on its nodes (harness.distributed.cells).
         self.ray_address = ray_address
         self.cluster: Any = None
         self.db = db
+        self.policy = policy
         self.workers = max(1, workers)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -172,7 +184,9 @@ class RunQueue:
         asyncio.set_event_loop(loop)
         self._loop = loop
         self._queue = asyncio.Queue()
-        self.runtime = Runtime(parallel=self.workers, cluster=self.cluster)
+        self.runtime = HubRuntime(
+            self.policy.settings.api_base, parallel=self.workers, cluster=self.cluster
+        )
         for item in self.db.pending():
             self._queue.put_nowait(item.run_id)
         self._workers = [loop.create_task(self._worker()) for _ in range(self.workers)]
@@ -223,6 +237,7 @@ class RunQueue:
         error = ""
         try:
             plan = plan_resume(self.store, run_id, **options)
+            self.policy.check_plan(plan)  # whatever the stored config says
             assert self.runtime is not None
             await execute_anywhere(plan, self.store, stop=stop, runtime=self.runtime)
             if self._engine_stopped(run_id):
@@ -236,11 +251,13 @@ class RunQueue:
                 self.db.set_state(run_id, "done", "cancelled")
             raise
         except HarnessError as exc:
-            error = str(exc)
+            error = redact_text(str(exc))
             self.store.update_run(run_id, status="failed", error=error)
         except Exception as exc:  # noqa: BLE001 - a run's crash must not take the hub down
             log.exception("run %s crashed", run_id)
-            error = f"internal error {type(exc).__name__}: {exc} (resume the run to retry)"
+            error = redact_text(
+                f"internal error {type(exc).__name__}: {exc} (resume the run to retry)"
+            )
             self.store.update_run(run_id, status="failed", error=error)
         finally:
             self._stops.pop(run_id, None)
@@ -294,6 +311,28 @@ class RunQueue:
                 await asyncio.wait_for(self.runtime.aclose(), timeout=max(grace_s, 5.0))
             except (TimeoutError, HarnessError):  # shutting down: log, never hang
                 log.warning("the shared runtime did not close cleanly")
+
+
+class HubRuntime(Runtime):
+    """The queue's shared runtime: runs store the operator's endpoint redacted (no
+    credentials in the store), and only their HTTP client gets the full URL."""
+
+    def __init__(self, api_base: str | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._endpoint = api_base
+        self._shown = redact_url(api_base) if api_base else None
+
+    async def llm(
+        self, settings: ResolvedLLM, *, rng: random.Random, meter: UsageMeter
+    ) -> LLMClient:
+        if not (self._endpoint and settings.api_base == self._shown != self._endpoint):
+            return await super().llm(settings, rng=rng, meter=meter)
+        real = dataclasses.replace(settings, api_base=self._endpoint)
+        client = await super().llm(real, rng=rng, meter=meter)
+        # Requests go through the transport made for the full URL; the client's messages
+        # (errors stored with the run) name the endpoint as stored: redacted.
+        client.settings = settings
+        return client
 
 
 def _still_to_apply(run: RunRecord, options: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,14 +29,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import jinja2
 from pydantic import Field
 
-from harness.components.prompt import DefaultPromptBuilder
+from harness.components.prompt import DefaultPromptBuilder, template_env
 from harness.core.prompt import BasePromptBuilder, PromptContext
 from harness.core.records import Program, Prompt, Selection
 from harness.core.validation import StrictModel
-from harness.diffs import fenced
 from scaffolds.openevolve.features import fitness, numeric_mean
 from scaffolds.openevolve.population import MapElitesIslandsPopulation
 
@@ -94,13 +92,7 @@ class OpenEvolvePromptBuilder(BasePromptBuilder):
         self.num_top = num_top
         self.num_diverse = num_diverse
         self.dimensions = list(population.config.feature_dimensions)
-        self._env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-            undefined=jinja2.StrictUndefined,
-            keep_trailing_newline=True,
-            autoescape=False,  # noqa: S701 - plain-text prompts, not HTML
-        )
-        self._env.filters["fenced"] = fenced
+        self._env = template_env(TEMPLATES)  # sandboxed, as every prompt template
         self._scratch = DefaultPromptBuilder()
 
     def system_message(self) -> str:
