@@ -176,18 +176,21 @@ class Task:
     def system_message(self) -> str | None:
         return self.card.system_message
 
-    def config_layer(self) -> tuple[str, dict[str, Any]] | None:
+    def config_layer(
+        self, blocks: Mapping[str, str] | None = None
+    ) -> tuple[str, dict[str, Any]] | None:
         """The task's own defaults for the run config, named by the file they come from: its
-        system message (as ``prompt.system_message``) and a compat folder's search-level keys.
-        A run places them between the scaffold's composition and the user's file, ``--set``
-        and flags, so the user overrides them as usual."""
+        system message (as ``prompt.system_message``) and a compat folder's search-level keys
+        (those of the folder's method only for a run on that method's ``blocks``, slot →
+        block).  A run places them between the scaffold's composition and the user's file,
+        ``--set`` and flags, so the user overrides them as usual."""
         patch: dict[str, Any] = {}
         if self.system_message:
             patch["prompt"] = {"system_message": self.system_message}
         source = self.path / "task.yaml"
         if self.folder_config is not None:
             source = self.folder_config.path
-            for key, value in self.folder_config.search.items():
+            for key, value in self.folder_config.defaults_for(blocks).items():
                 patch = deep_merge(patch, nest(key, value))
         return (str(source), patch) if patch else None
 
@@ -312,11 +315,22 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
         initial_program=initial,
         preload=("numpy",),
         language=language or "python",
-        system_message=config.system_message if config else None,
+        system_message=_compat_system_message(folder, config),
         file_suffix=config.file_suffix if config else None,
         image=image,
         requirements=requirements,
     )
+
+
+def _compat_system_message(folder: Path, config: FolderConfig | None) -> str | None:
+    """The folder's system message; SkyDiscover's ``inject_evaluator_context`` puts the
+    evaluator's source (as SkyDiscover reads it) above it."""
+    message = config.system_message if config else None
+    if config is None or not config.evaluator_context:
+        return message
+    source = (folder / "evaluator.py").read_text()
+    context = f"# Task Description\n\n{source}"
+    return f"{context}\n\n{message}" if message else context
 
 
 def _compat_cascade(funcs: set[str], config: FolderConfig | None) -> tuple[CascadeStage, ...]:
