@@ -119,8 +119,7 @@ class ThreeTierPolicy(BaseSelectionPolicy):
     def select(self, population: BasePopulation, iteration: int) -> Selection:
         if not self.reference_mode or len(self.population) == 0:
             return self._select(iteration, (max(iteration, 1) - 1) % len(self.population.islands))
-        if iteration not in self._ahead:
-            self._schedule(iteration)
+        self._schedule(iteration)
         return self._ahead[iteration].selection
 
     # -- the reference's submission schedule (reference mode) ---------------------------------
