@@ -252,9 +252,10 @@ def read_skydiscover_keys(r: _Reader, method: str) -> None:
         r.search("random_seed", "seed")
     r.unused(["checkpoint_interval", "log_level", "log_dir"], LOGGING)
     r.unused(["monitor.*"], MONITOR)
-    r.refuse("human_feedback_enabled", _false, "human feedback is not supported; set it to false")
     r.unused(
-        ["human_feedback_file", "human_feedback_mode"], "only with human feedback, which is off"
+        ["human_feedback_enabled", "human_feedback_file", "human_feedback_mode"],
+        "human feedback: a file a person edits during the run; Galapagos reads none, so the "
+        "search is what it is without a person (use --set prompt.system_message=… instead)",
     )
     r.refuse("agentic.enabled", _false, "agentic generation is not supported; set it to false")
     r.unused(["agentic.*"], "only with agentic.enabled, which is off")

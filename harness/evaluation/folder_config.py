@@ -534,6 +534,7 @@ class _Reader:
         api_base = self.get("llm.api_base")
         if isinstance(api_base, str) and api_base and "${" not in api_base:
             self.set_search("llm.api_base", api_base, "llm.api_base")
+        self._model_endpoints(api_base)
         models = self.models("models")
         if models:
             named = ("llm.models", "llm.primary_model", "llm.secondary_model")
@@ -544,6 +545,30 @@ class _Reader:
             if guides:
                 out.search["llm.guide_models"] = guides
                 out.origins["llm.guide_models"] = "llm.guide_models"
+
+    def _model_endpoints(self, shared: Any) -> None:
+        """Per-model ``api_base``s: one endpoint for all (or the section's own) is the run's;
+        models at different endpoints cannot be honoured (one endpoint per run)."""
+        listed = self.get("llm.models")
+        if not isinstance(listed, list):
+            return
+        bases = {
+            n: m["api_base"]
+            for n, m in enumerate(listed)
+            if isinstance(m, Mapping) and isinstance(m.get("api_base"), str) and m["api_base"]
+        }
+        distinct = set(bases.values()) | ({shared} if isinstance(shared, str) and shared else set())
+        if len(distinct) > 1:
+            first = next(iter(bases))
+            raise self.file.error(
+                f"llm.models[{first}].api_base",
+                "models at different endpoints are not supported (a run talks to one "
+                "OpenAI-compatible endpoint); give them one api_base",
+            )
+        for n, base in bases.items():
+            self.use(f"llm.models[{n}].api_base")
+            if "llm.api_base" not in self.out.search and "${" not in base:
+                self.set_search("llm.api_base", base, f"llm.models[{n}].api_base")
 
     def models(self, section: str) -> list[dict[str, Any]]:
         """``llm.<section>`` (and OpenEvolve's ``primary_model``/``secondary_model``) as

@@ -23,6 +23,7 @@ from harness._shipped import shipped_dir
 from harness.core.config import deep_merge, nest
 from harness.core.errors import TaskError
 from harness.core.validation import format_validation_error
+from harness.evaluation._container import BRIDGE_MODULE, ContainerFolder, container_folder
 from harness.evaluation.folder_config import (
     OPENEVOLVE_THRESHOLDS,
     FolderConfig,
@@ -30,6 +31,7 @@ from harness.evaluation.folder_config import (
     language_of,
     read_folder_config,
 )
+from harness.evaluation.preflight import TOOLCHAIN_IMAGES
 from harness.sandbox.protocol import Limits
 
 __all__ = [
@@ -283,7 +285,7 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
         tree = ast.parse(evaluator.read_text())
     except SyntaxError as exc:
         raise TaskError(f"{evaluator}: does not parse ({exc})") from exc
-    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     if "evaluate" not in funcs and "evaluate_stage1" not in funcs:
         raise TaskError(f"{evaluator}: defines neither evaluate() nor evaluate_stage1()")
     limits: dict[str, Any] = {}
@@ -299,7 +301,8 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
     initial = next((name for name in seeds if (folder / name).exists()), seeds[0])
     language = (config.language if config else None) or language_of(Path(initial).suffix)
     requirements = _requirements(folder)
-    image = "python-eval"
+    # Another language's programs run in its toolchain image (built on demand).
+    image = TOOLCHAIN_IMAGES.get(language or "python", "python-eval")
     if requirements:
         from harness.sandbox.images import derived_name, image_packages, requirement_name
 
@@ -322,13 +325,50 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
     )
 
 
-def _compat_system_message(folder: Path, config: FolderConfig | None) -> str | None:
+def _container_card(
+    folder: Path, config: FolderConfig | None, container: ContainerFolder
+) -> TaskCard:
+    """A card for SkyDiscover's containerised format (:mod:`harness.evaluation._container`): one
+    stage (SkyDiscover's container evaluator has no cascade), run by the bridge module in the
+    image built from the folder's Dockerfile."""
+    limits = {"wall_s": config.timeout_s} if config is not None else {"wall_s": 360.0}
+    suffix = (config.file_suffix if config else None) or ".py"
+    initial = f"initial_program{suffix}"
+    requirements = container.image.requirements
+    base = "python-eval"
+    if requirements:
+        from harness.sandbox.images import derived_name, image_packages, requirement_name
+
+        present = image_packages(base)
+        base = derived_name(base, [r for r in requirements if requirement_name(r) not in present])
+    return TaskCard(
+        name=folder.name,
+        description=f"SkyDiscover task folder {folder.name} (containerised evaluator, compat).",
+        mode="compat",
+        objective="maximise combined_score as computed by the folder's evaluator/evaluate.sh",
+        limits=TaskLimits(**limits),
+        evaluator=f"{BRIDGE_MODULE}.py",
+        initial_program=initial,
+        language=(config.language if config else None) or language_of(suffix) or "python",
+        system_message=_compat_system_message(folder, config, container),
+        file_suffix=config.file_suffix if config else None,
+        image=container.image_name(base),
+        requirements=requirements,
+    )
+
+
+def _compat_system_message(
+    folder: Path, config: FolderConfig | None, container: ContainerFolder | None = None
+) -> str | None:
     """The folder's system message; SkyDiscover's ``inject_evaluator_context`` puts the
     evaluator's source (as SkyDiscover reads it) above it."""
     message = config.system_message if config else None
     if config is None or not config.evaluator_context:
         return message
-    source = (folder / "evaluator.py").read_text()
+    if container is not None:
+        source = container.context()
+    else:
+        source = (folder / "evaluator.py").read_text()
     context = f"# Task Description\n\n{source}"
     return f"{context}\n\n{message}" if message else context
 
@@ -399,6 +439,7 @@ def load_task(name_or_path: str | os.PathLike[str], *, config_file: str | None =
     present), e.g. OpenEvolve's ``config_phase_1.yaml``."""
     folder = _resolve(name_or_path)
     folder_config: FolderConfig | None = None
+    container: ContainerFolder | None = None
     if (folder / "task.yaml").exists():
         if config_file is not None:
             raise TaskError(
@@ -410,12 +451,20 @@ def load_task(name_or_path: str | os.PathLike[str], *, config_file: str | None =
         found = find_folder_config(folder, config_file)
         folder_config = read_folder_config(found) if found is not None else None
         card = _compat_card(folder, folder_config)
+    elif (container := container_folder(folder)) is not None:
+        found = find_folder_config(folder, config_file)
+        folder_config = read_folder_config(found) if found is not None else None
+        card = _container_card(folder, folder_config, container)
     else:
         raise TaskError(
             f"{folder}: not a task folder (needs task.yaml, or evaluator.py for an "
-            "OpenEvolve/SkyDiscover folder)"
+            "OpenEvolve/SkyDiscover folder, or SkyDiscover's evaluator/ with a Dockerfile and "
+            "evaluate.sh)"
         )
-    files = _collect_files(folder, card)
+    if container is not None:
+        files = {card.evaluator: container.bridge(), **container.files()}
+    else:
+        files = _collect_files(folder, card)
     initial_path = folder / card.initial_program
     if initial_path.is_file():
         initial: str | None = initial_path.read_text()

@@ -120,5 +120,6 @@ def head_adaevolve_runs(iterations: int, seed: int) -> dict[str, Any]:
 
     seeded = one(True)
     first, second = one(False), one(False)
-    parted = next((n for n, (a, b) in enumerate(zip(first, second)) if a[:2] != b[:2]), None)
+    pairs = enumerate(zip(first, second, strict=False))
+    parted = next((n for n, (a, b) in pairs if a[:2] != b[:2]), None)
     return {"requests": seeded, "unseeded_part_at": parted}

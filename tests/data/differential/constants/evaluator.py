@@ -14,7 +14,7 @@ def evaluate(program_path):
     try:
         spec.loader.exec_module(module)
         values = [float(v) for v in module.constants()]
+        distance = sum((v - t) ** 2 for v, t in zip(values, TARGET, strict=True))
     except Exception as exc:  # the candidate's failure is a result
         return {"combined_score": 0.0, "validity": 0.0, "error": f"{type(exc).__name__}: {exc}"}
-    distance = sum((v - t) ** 2 for v, t in zip(values, TARGET))
     return {"combined_score": round(1.0 / (1.0 + distance), 6), "validity": 1.0}
