@@ -34,7 +34,9 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--parallel", type=int, default=2)
     args = parser.parse_args()
-    statuses = ["heavy"] if args.heavy else ["run", "heavy"] if args.all else ["run"]
+    statuses = (
+        ["heavy", "image"] if args.heavy else ["run", "heavy", "image"] if args.all else ["run"]
+    )
     chosen = cells(statuses)
     if args.only:
         chosen = [c for c in chosen if any(o in c.name for o in args.only)]
@@ -44,8 +46,10 @@ def main() -> None:
         outcomes = asyncio.run(run_cells(chosen, store, parallel=args.parallel))
     for o in outcomes:
         scores = f"{o.seed_score!s:>22} {o.best_score!s:>22}"
-        print(f"{o.cell.name:60} {o.status:10} {o.iterations} {o.evaluations:3} {scores} "
-              f"{o.wall_s:6.1f}s {o.error[:160]}")
+        print(
+            f"{o.cell.name:60} {o.status:10} {o.iterations} {o.evaluations:3} {scores} "
+            f"{o.wall_s:6.1f}s {o.error[:160]}"
+        )
     print(f"wall time {time.monotonic() - started:.1f} s for {len(outcomes)} cells")
     if args.heavy and not args.only:
         record = {

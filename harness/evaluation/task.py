@@ -301,6 +301,8 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
     initial = next((name for name in seeds if (folder / name).exists()), seeds[0])
     language = (config.language if config else None) or language_of(Path(initial).suffix)
     requirements = _requirements(folder)
+    if config is None or config.format == "openevolve":
+        requirements += _openevolve_environment(folder, initial, requirements)
     # Another language's programs run in its toolchain image (built on demand).
     image = TOOLCHAIN_IMAGES.get(language or "python", "python-eval")
     if requirements:
@@ -389,6 +391,28 @@ def _compat_cascade(funcs: set[str], config: FolderConfig | None) -> tuple[Casca
     return tuple(
         CascadeStage(function=name, threshold=thresholds[i] if i < len(names) - 1 else None)
         for i, name in enumerate(names)
+    )
+
+
+#: OpenEvolve's own dependencies (import name → package), present wherever OpenEvolve runs, so
+#: its example folders import them without listing them (``tqdm`` in its math problems).
+_OPENEVOLVE_DEPENDENCIES = {"tqdm": "tqdm", "yaml": "pyyaml", "dacite": "dacite"}
+
+
+def _openevolve_environment(
+    folder: Path, initial: str, listed: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The OpenEvolve dependencies an OpenEvolve folder imports and does not list."""
+    from harness.evaluation.preflight import needs_of
+    from harness.sandbox.images import requirement_name
+
+    seed = folder / initial
+    needs = needs_of(folder, folder / "evaluator.py", seed if seed.is_file() else None, "python")
+    names = {requirement_name(r) for r in listed}
+    return tuple(
+        package
+        for module, package in _OPENEVOLVE_DEPENDENCIES.items()
+        if module in needs.modules and package not in names
     )
 
 

@@ -201,6 +201,10 @@ class MapElitesIslandsPopulation(BasePopulation):
                     coords.append(0)
                 else:
                     coords.append(self.scaler.bin(dim, self.fitness(program), bins))
+            elif program.metrics.get("validity") == 0:
+                # A failed evaluation reports no metric of the evaluator's own (OpenEvolve drops
+                # such a child with an error): bin 0, the program still recorded as failed.
+                coords.append(0)
             else:
                 raise HarnessError(
                     f"feature dimension {dim!r} is not a metric of program {program.id} "

@@ -26,7 +26,7 @@ MANIFEST = PEERS / "manifest.yaml"
 HEAVY_RESULTS = PEERS / "heavy_results.json"
 ITERATIONS = 3
 #: Statuses of folders kept as test data.
-COPIED = ("run", "heavy", "refused")
+COPIED = ("run", "heavy", "refused", "image")
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,11 @@ class Cell:
     status: str
     reason: str = ""
     config: str | None = None
-    #: What a refused cell's error must say.
+    #: What a refused cell's error must say (a regular expression).
     expect: str = ""
+    #: The on-demand image an ``image`` cell runs in.
+    image: str = ""
+    note: str = ""
 
     @property
     def name(self) -> str:
@@ -60,6 +63,8 @@ class Outcome:
     best_score: float | None = None
     evaluations: int = 0
     failed_iterations: int = 0
+    #: LLM calls the run made (none when it stopped before the loop).
+    llm_calls: int = 0
     error: str = ""
     wall_s: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -96,6 +101,8 @@ def cells(statuses: Iterable[str] | None = None) -> list[Cell]:
             reason=entry.get("reason", ""),
             config=entry.get("config"),
             expect=entry.get("expect", ""),
+            image=entry.get("image", ""),
+            note=entry.get("note", ""),
         )
         if wanted is None or cell.status in wanted:
             out.append(cell)
@@ -131,6 +138,7 @@ async def run_cell(cell: Cell, store: Any, runtime: Any, *, seed: int = 0) -> Ou
     outcome.best_score = summary.best_score
     outcome.error = run.error
     outcome.evaluations = store.evaluation_count(summary.run_id)
+    outcome.llm_calls = len(store.llm_exchanges(summary.run_id))
     outcome.failed_iterations = sum(
         1 for e in store.events(summary.run_id, ["iteration_failed"]) if e.iteration > 0
     )

@@ -21,6 +21,7 @@ STATUS = {
     "run": "runs (test command)",
     "heavy": "runs (bench)",
     "refused": "stops before any LLM call",
+    "image": "runs in its image (built on demand)",
     "not_run": "not run",
 }
 
@@ -39,7 +40,7 @@ that a folder runs, not how well a method does). The folders are test data in
 `tests/data/peers/` with their licences; one cell is
 
 ```console
-$ galapagos run --task tests/data/peers/openevolve/examples/function_minimization --offline -i {ITERATIONS}
+$ galapagos run -t tests/data/peers/skydiscover/benchmarks/math/heilbronn_triangle --offline -i 3
 ```
 
 (the scaffold is the folder's own when `--scaffold` is not given).
@@ -51,6 +52,9 @@ $ galapagos run --task tests/data/peers/openevolve/examples/function_minimizatio
   records what they did (below).
 - **stops before any LLM call**: the run must stop at once with the one-line reason, which the
   test command checks too.
+- **runs in its image (built on demand)**: it needs a toolchain image that a plain
+  `galapagos sandbox build` skips; the test command runs it when that image is present and
+  otherwise checks that it stops at once naming the build command.
 - **not run**: not copied; the reason says what it needs (a GPU, the network, data or packages we
   do not have).
 
@@ -80,7 +84,8 @@ def render() -> str:
         title = "OpenEvolve" if repo == "openevolve" else "SkyDiscover"
         out.append(f"\n## {title}\n")
         out.append(
-            f"[{info['url']}]({info['url']}) at `{info['commit'][:12]}`: {info['pinned'].rstrip('.')}. "
+            f"[{info['url']}]({info['url']}) at `{info['commit'][:12]}`: "
+            f"{info['pinned'].rstrip('.')}. "
             f"Licence: `tests/data/peers/{repo}/{info['licence'].split()[0]}` "
             f"({info['licence'].split('(')[-1].rstrip(')')}).\n"
         )
@@ -93,9 +98,7 @@ def render() -> str:
             notes = entry.get("reason") or entry.get("note") or ""
             if cell.status == "heavy" and cell.name in measured:
                 m = measured[cell.name]
-                notes = (
-                    f"{notes} " if notes else ""
-                ) + (
+                notes = (f"{notes} " if notes else "") + (
                     f"measured {heavy['measured']}: {m['status']}, {m['iterations']} iterations, "
                     f"seed {_score(m['seed_score'])} → best {_score(m['best_score'])}, "
                     f"{m['wall_s']:.0f} s"

@@ -102,7 +102,8 @@ def files_check(task: Task, entry: str | None) -> CheckResult:
         problems.append(f"the seed program {card.initial_program!r} does not exist")
     else:
         try:
-            seed_funcs = _top_level_functions(seed)
+            # A program in another language (an OpenEvolve folder's .r or .rs) is not parsed.
+            seed_funcs = _top_level_functions(seed) if card.language == "python" else {}
         except SyntaxError as exc:
             seed_funcs = {}
             problems.append(f"the seed does not parse: {exc}")
