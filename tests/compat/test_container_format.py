@@ -71,7 +71,10 @@ def test_the_folders_own_evaluate_sh_scores_candidates_in_its_image(tmp_path: Pa
     seed.write_text(
         seed.read_text().replace(
             "points = np.zeros((n, 2))",
-            "points = np.array([[0.1 + 0.07 * i, 0.05 + 0.06 * (i % 3)] for i in range(n)])",
+            "rng = np.random.default_rng(1)\n"
+            "    points = [p for p in rng.random((200, 2)) * [1, 0.8] "
+            "if p[1] <= 1.7 * min(p[0], 1 - p[0])][:n]\n"
+            "    points = np.array(points)",
         )
     )
     store = tmp_path / "s.sqlite"
@@ -79,8 +82,10 @@ def test_the_folders_own_evaluate_sh_scores_candidates_in_its_image(tmp_path: Pa
         "run", "--task", str(folder), "--offline", "-i", "1", "--store", str(store), "--json",
         timeout=900,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    # Exit 1 says every iteration failed; the offline model's one edit may break the program.
+    assert done.returncode in (0, 1), done.stderr
     summary = json.loads(done.stdout)
+    assert summary["status"] == "completed" and summary["iterations_done"] == 1
     assert summary["scaffold"] == "topk"  # SkyDiscover's default search
     assert summary["seed_score"] > 0
     from harness.store.sqlite import SQLiteStore
