@@ -399,9 +399,7 @@ def _compat_cascade(funcs: set[str], config: FolderConfig | None) -> tuple[Casca
 _OPENEVOLVE_DEPENDENCIES = {"tqdm": "tqdm", "yaml": "pyyaml", "dacite": "dacite"}
 
 
-def _openevolve_environment(
-    folder: Path, initial: str, listed: tuple[str, ...]
-) -> tuple[str, ...]:
+def _openevolve_environment(folder: Path, initial: str, listed: tuple[str, ...]) -> tuple[str, ...]:
     """The OpenEvolve dependencies an OpenEvolve folder imports and does not list."""
     from harness.evaluation.preflight import needs_of
     from harness.sandbox.images import requirement_name

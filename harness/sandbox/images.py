@@ -413,17 +413,21 @@ def build_images(
     client = client or docker.from_env(timeout=600)
     tags: dict[str, str] = {}
     try:
-        for name in _chain(wanted or recipes, recipes):
+        chain = _chain(wanted or recipes, recipes)
+        if not on_demand:  # before building anything (a toolchain's base takes minutes too)
+            for name in chain:
+                if recipes[name].on_demand and not image_present(client, image_tag(name, recipes)):
+                    raise SandboxUnavailable(
+                        f"sandbox image {name} is built on demand only (it takes minutes): run "
+                        f"`galapagos sandbox build {name}`, then run again"
+                    )
+        for name in chain:
             recipe, tag = recipes[name], image_tag(name, recipes)
             tags[name] = tag
             if not force and image_present(client, tag):
                 progress(f"{name}: {tag} is up to date")
                 continue
-            if recipe.on_demand and not on_demand:
-                raise SandboxUnavailable(
-                    f"sandbox image {name} is built on demand only (it takes minutes): run "
-                    f"`galapagos sandbox build {name}`, then run again"
-                )
+
             if recipe.debootstrap:
                 _build_debootstrap(client, recipe, tag, progress)
             else:

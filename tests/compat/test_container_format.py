@@ -118,3 +118,36 @@ def test_a_broken_evaluator_script_is_a_failed_evaluation_with_its_output(tmp_pa
     )  # fmt: skip
     summary = json.loads(done.stdout)
     assert summary["seed_score"] == 0.0  # SkyDiscover: {"error": 0.0}, the output kept
+
+
+def test_a_folder_images_tag_follows_its_files(tmp_path: Path) -> None:
+    from harness.sandbox.images import image_tag
+
+    folder = tmp_path / "task"
+    shutil.copytree(TRIANGLE, folder)
+    name = f"python-eval@{(folder / 'evaluator').resolve()}"
+    before = image_tag(name)
+    assert before.startswith("galapagos/python-eval-folder-")
+    assert image_tag(name) == before  # content-addressed: stable
+    evaluator = folder / "evaluator" / "evaluator.py"
+    evaluator.write_text(evaluator.read_text() + "\n# changed\n")
+    assert image_tag(name) != before
+
+
+def test_toolchain_images_are_built_on_demand_only() -> None:
+    import docker.errors
+
+    from harness.core.errors import SandboxUnavailable
+    from harness.sandbox.images import build_images, load_recipes
+
+    class NoImages:
+        class images:  # noqa: N801 - the docker client's attribute
+            @staticmethod
+            def get(tag: str) -> None:
+                raise docker.errors.ImageNotFound(tag)
+
+    recipes = load_recipes()
+    assert recipes["r-eval"].on_demand and recipes["rust-eval"].on_demand
+    assert not recipes["python-eval"].on_demand
+    with pytest.raises(SandboxUnavailable, match="galapagos sandbox build rust-eval"):
+        build_images(["rust-eval"], client=NoImages(), on_demand=False)  # type: ignore[arg-type]

@@ -70,8 +70,10 @@ def test_needs_are_read_from_what_runs_not_from_every_file(tmp_path: Path) -> No
     rust = needs_of(path, path / "evaluator.py", None, "rust")
     assert "cargo" in rust.commands
     message = missing_message("t", "python-eval", needs, ["sympy"], ["cargo"], "python")
-    assert "\n" not in message and "sympy (helpers.py)" in message and "cargo (evaluator.py)" in (
-        message
+    assert (
+        "\n" not in message
+        and "sympy (helpers.py)" in message
+        and "cargo (evaluator.py)" in (message)
     )
     assert "requirements.txt" in message and "No LLM call was made" in message
 
