@@ -98,7 +98,7 @@ def render() -> str:
             notes = entry.get("reason") or entry.get("note") or ""
             if cell.status == "heavy" and cell.name in measured:
                 m = measured[cell.name]
-                notes = (f"{notes} " if notes else "") + (
+                notes = (f"{notes}; " if notes else "") + (
                     f"measured {heavy['measured']}: {m['status']}, {m['iterations']} iterations, "
                     f"seed {_score(m['seed_score'])} → best {_score(m['best_score'])}, "
                     f"{m['wall_s']:.0f} s"
