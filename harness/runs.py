@@ -64,6 +64,7 @@ __all__ = [
     "plan_resume",
     "plan_run",
     "run_status",
+    "offline_llm",
     "seed_from_run",
 ]
 
@@ -130,6 +131,7 @@ def plan_run(
     sandbox: str | None = None,
     seed_from: SeedFrom | None = None,
     task_config: str | None = None,
+    offline: bool = False,
 ) -> RunPlan:
     """Validate everything a run needs before anything starts (bad input fails here).
 
@@ -137,9 +139,28 @@ def plan_run(
     program (see :func:`seed_from_run`).  The task's own defaults (its system message; a compat
     folder's config file, ``config.yaml`` or ``task_config``, also its search-level keys) are a
     config layer below the user's file, ``--set`` and flags; what the folder's file holds that
-    is not used is named in one note."""
+    is not used is named in one note.
+
+    ``offline`` runs on the offline model whatever endpoint and models the task's or the user's
+    config names (a note says which it replaced).  Without a scaffold (``--scaffold`` or a
+    ``scaffold:`` in the config file) a compat folder runs the method it was written for."""
     loaded_task = load_task(task, config_file=task_config)
-    task_layer = loaded_task.config_layer()
+    folder = loaded_task.folder_config
+    notes: list[str] = []
+    if not scaffold and not (config_file and read_yaml(config_file).get("scaffold")):
+        scaffold = folder.scaffold if folder is not None else None
+        if scaffold is not None and folder is not None:
+            notes.append(
+                f"scaffold: {scaffold}, the method {folder.path.name} is written for "
+                "(choose another with --scaffold)"
+            )
+        elif folder is not None:
+            raise ConfigError(
+                f"{folder.path}: search.type {folder.method} has no Galapagos scaffold; choose "
+                f"one with --scaffold (one of: {', '.join(list_scaffolds())})"
+            )
+    if offline and (api_base or models):
+        raise ConfigError("--offline runs the offline model: drop --api-base and --model")
     flags: dict[str, Any] = {}
     if iterations is not None:
         flags.setdefault("general", {})["max_iterations"] = iterations
@@ -147,14 +168,21 @@ def plan_run(
         flags["seed"] = seed
     if sandbox is not None:
         flags.setdefault("evaluator", {})["sandbox"] = sandbox
+    # The folder's method's keys go only to a run on its blocks: find the blocks first.
+    _, bare = load_config(
+        scaffold, config_file=config_file, overrides=overrides, flags=flags, flag_names=FLAG_NAMES
+    )
     spec, config = load_config(
         scaffold,
         config_file=config_file,
         overrides=overrides,
         flags=flags,
         flag_names=FLAG_NAMES,
-        task_layer=task_layer,
+        task_layer=loaded_task.config_layer(bare.blocks.named()),
     )
+    if offline:
+        config, note = offline_llm(config)
+        notes.append(note)
     resolved = resolve_llm_config(config.llm, api_base=api_base, models=models)
     config = config.model_copy(
         update={"llm": resolved.as_config(), "seed_from": seed_from, "task_config": task_config}
@@ -162,7 +190,7 @@ def plan_run(
     # The user's layers, named as messages name them (the file and each --set read once).
     sources = [(str(config_file), read_yaml(config_file))] if config_file else []
     sources += [(shown_override(item), override_patch(item)) for item in overrides or []]
-    notes = [*_flag_override_notes(sources, flags), *resolved.notes]
+    notes += [*_flag_override_notes(sources, flags), *resolved.notes]
     user_layers = [data for _, data in sources] + [flags]
     if api_base is not None:
         user_layers.append({"llm": {"api_base": api_base}})
@@ -208,8 +236,10 @@ def _task_notes(
     A search default the user's layers (--config, --set, flags) set again is named apart, as
     overridden, not as applied."""
     folder = task.folder_config
+    blocks = config.blocks.named()
+    defaults = folder.defaults_for(blocks) if folder else {}
     keys = ["prompt.system_message"] if task.system_message else []
-    keys += list(folder.search) if folder else []
+    keys += list(defaults)
     skipped = [key for key in keys if not _has_key(config, key)]
     if folder is None:
         others = folder_config_files(task.path) if task.card.mode == "compat" else []
@@ -233,18 +263,43 @@ def _task_notes(
         for k in folder.task_keys
         if not (k.startswith("prompt.") and (prompt_unused or prompt_yours))
     ]
-    overridden = [key for key in folder.search if key not in skipped and yours(key)]
-    used += [folder.shown(key) for key in folder.search if key not in skipped + overridden]
-    unused = list(folder.ignored) + [folder.shown(key) for key in skipped]
+    overridden = [key for key in defaults if key not in skipped and yours(key)]
+    used += [folder.shown(key) for key in defaults if key not in skipped + overridden]
+    unused = folder.unused_for(blocks)
+    if skipped:
+        unused["this composition's blocks have no such setting"] = [
+            folder.shown(key) for key in skipped
+        ]
     notes = [f"{folder.path.name}: {note}" for note in folder.notes]
     if used:
         notes.append(f"{folder.path.name} ({folder.format} format) applies: {', '.join(used)}")
     if overridden or prompt_yours:
         shown = ", ".join([*(prompt_keys if prompt_yours else []), *map(folder.shown, overridden)])
         notes.append(f"{folder.path.name}: overridden by your settings: {shown}")
-    if unused:
-        notes.append(f"{folder.path.name}: not used here: {', '.join(unused)}")
+    for reason, keys in unused.items():
+        notes.append(f"{folder.path.name}: {', '.join(keys)} — not used here: {reason}")
     return notes
+
+
+def offline_llm(config: RunConfig) -> tuple[RunConfig, str]:
+    """``config`` on the offline model (its offline settings kept), and a note naming the
+    endpoint and models it replaces (``--offline``)."""
+    llm = config.llm
+    replaced = []
+    if llm.api_base:
+        replaced.append(llm.api_base)
+    if llm.models:
+        replaced.append("models " + ", ".join(m.name for m in llm.models))
+    if llm.guide_models:
+        replaced.append("guide models " + ", ".join(m.name for m in llm.guide_models))
+    offline = type(llm).model_validate(
+        {"provider": "offline", "offline": llm.offline.model_dump(), "timeout_s": llm.timeout_s}
+    )
+    what = f" instead of {'; '.join(replaced)}" if replaced else ""
+    return (
+        config.model_copy(update={"llm": offline}),
+        f"--offline: the offline model (not an LLM) answers{what}",
+    )
 
 
 def seed_from_run(store: SQLiteStore, run_id: str, program_id: str | None = None) -> SeedFrom:

@@ -156,7 +156,8 @@ def test_an_openevolve_folder_sends_its_system_message_and_names_what_it_ignores
     assert summary["max_iterations"] == 2  # the folder's max_iterations, as a default
     assert summary["seed"] == 9  # its random_seed
     assert_system_message(store, summary["run_id"], OE_MESSAGE)
-    unused = note(proc.stderr, "not used here")
+    # Run with topk: the openevolve method's keys are named as such, with why.
+    unused = note(proc.stderr, "openevolve's settings")
     for key in ("prompt.num_top_programs", "database.population_size", "database.num_islands",
                 "evaluator.parallel_evaluations"):  # fmt: skip
         assert key in unused
@@ -216,10 +217,11 @@ def test_a_skydiscover_folder_reads_its_system_message_file(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert_system_message(store, summary["run_id"], SD_MESSAGE)
-    unused = note(proc.stderr, "not used here")
-    assert "search.type" in unused and "search.num_context_programs" in unused
-    assert "monitor.enabled" in unused
-    assert "config.yaml (skydiscover format) applies" in proc.stderr
+    # topk is the folder's method: its search keys apply; the dashboard is named.
+    applied = note(proc.stderr, "applies:")
+    assert "search.num_context_programs → selection_policy.num_inspirations" in applied
+    assert "monitor.enabled" in note(proc.stderr, "not used here")
+    assert "search.type" not in proc.stderr
 
 
 @pytest.mark.slow
@@ -318,7 +320,9 @@ def test_task_check_reports_what_the_folders_config_contributes(tmp_path: Path) 
         "evaluator.cascade_thresholds",
     ]
     assert data["search_defaults"]["general.max_iterations"] == "max_iterations"
-    assert "database.num_islands" in data["not_used"]
+    assert data["method"] == data["scaffold"] == "openevolve"
+    assert data["method_defaults"]["population.num_islands"] == "database.num_islands"
+    assert data["not_used"] == [] and data["not_used_why"] == {}  # every key applies
 
 
 def seed_result(store: Path, proc: Any) -> Any:
