@@ -18,11 +18,13 @@ import yaml
 from harness.core.errors import ConfigError
 from harness.core.records import Program
 from harness.core.store import RunRecord
+from harness.provenance import run_llm
 from harness.store.sqlite import SQLiteStore
 
 __all__ = [
     "EVENT_GROUPS",
     "export_run",
+    "llm_usage",
     "failures",
     "lineage",
     "program_rows",
@@ -110,6 +112,28 @@ def run_events(
         wanted.extend(EVENT_GROUPS.get(kind, (kind,)))
     events = store.events(run.id, wanted or None)
     return [{"iteration": e.iteration, "kind": e.kind, **dict(e.payload)} for e in events]
+
+
+def llm_usage(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
+    """Calls, tokens and cost in all, by model, by purpose and by iteration, with the prices
+    the run used (USD per million tokens; ``None``: unknown, its calls count 0) and the date of
+    the price table they came from."""
+    usage = dict(store.llm_usage(run.id))
+    per: dict[int, dict[str, Any]] = {}
+    for call in store.llm_calls(run.id):
+        row = per.setdefault(
+            int(call["iteration"]),
+            {"iteration": int(call["iteration"]), "calls": 0, "tokens": 0, "cost": 0.0},
+        )
+        row["calls"] += 1
+        row["tokens"] += int(call["prompt_tokens"] or 0) + int(call["completion_tokens"] or 0)
+        row["cost"] += float(call["cost"] or 0.0)
+    llm = run_llm(run.config)
+    usage["by_iteration"] = [per[i] for i in sorted(per)]
+    usage["prices"] = llm["prices"]
+    usage["price_table"] = llm["price_table"]
+    usage["price_unknown"] = llm["price_unknown"]
+    return usage
 
 
 def prompts(store: SQLiteStore, run: RunRecord, iteration: int | None) -> list[dict[str, Any]]:

@@ -33,6 +33,7 @@ from harness.core.controller import Controller, Progress, RunSummary
 from harness.core.errors import ConfigError, LLMError, TaskError
 from harness.core.evaluator import BaseEvaluator
 from harness.core.records import TaskInfo
+from harness.core.redact import redact_url
 from harness.core.registry import (
     ScaffoldSpec,
     build_scaffold,
@@ -43,10 +44,12 @@ from harness.core.registry import (
 )
 from harness.core.rng import make_rng
 from harness.core.scaffold import Scaffold
+from harness.core.scoring import Objective
 from harness.evaluation.folder_config import folder_config_files
 from harness.evaluation.task import Task, load_task
 from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
+from harness.provenance import run_llm
 from harness.store.base import RunRecord
 from harness.store.owner import owner_alive, owner_token
 from harness.store.sqlite import SQLiteStore, default_store_path
@@ -75,6 +78,9 @@ FLAG_NAMES = {
     "general.max_iterations": "--iterations",
     "seed": "--seed",
     "evaluator.sandbox": "--sandbox",
+    "llm.max_cost": "--max-cost",
+    "llm.max_total_tokens": "--max-tokens",
+    "general.max_consecutive_evaluator_errors": "--keep-going",
 }
 
 
@@ -92,6 +98,8 @@ class RunPlan:
     budget_change: Mapping[str, Any] = field(default_factory=dict)
     #: ``resume --iterations N``: the run's new total of LLM iterations.
     extend_to: int | None = None
+    #: ``resume --api-base/--model``: the endpoint the run moves to (``{"from": …, "to": …}``).
+    endpoint_change: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def seed_code(self) -> str | None:
@@ -129,6 +137,9 @@ def plan_run(
     sandbox: str | None = None,
     seed_from: SeedFrom | None = None,
     task_config: str | None = None,
+    max_cost: float | None = None,
+    max_tokens: int | None = None,
+    keep_going: bool = False,
 ) -> RunPlan:
     """Validate everything a run needs before anything starts (bad input fails here).
 
@@ -146,6 +157,12 @@ def plan_run(
         flags["seed"] = seed
     if sandbox is not None:
         flags.setdefault("evaluator", {})["sandbox"] = sandbox
+    if max_cost is not None:
+        flags.setdefault("llm", {})["max_cost"] = max_cost
+    if max_tokens is not None:
+        flags.setdefault("llm", {})["max_total_tokens"] = max_tokens
+    if keep_going:
+        flags.setdefault("general", {})["max_consecutive_evaluator_errors"] = 0
     spec, config = load_config(
         scaffold,
         config_file=config_file,
@@ -282,18 +299,19 @@ def plan_resume(
     max_total_tokens: int | None = None,
     max_cost: float | None = None,
     iterations: int | None = None,
+    api_base: str | None = None,
+    models: tuple[str, ...] = (),
 ) -> RunPlan:
     """Check that ``run_id`` can continue; optionally give it new budget caps, or a larger
-    number of iterations (which also continues a completed run).
+    number of iterations (which also continues a completed run), or move it to another
+    endpoint or model (``api_base``, ``models``: its endpoint moved, or a model was renamed).
 
     A new cap must be above what the run has already used (or it would stop at once); it is
     stored with the run and recorded as a ``budget_changed`` event by the first iteration the
-    resumed run commits.
+    resumed run commits.  A new endpoint is stored the same way, as an ``endpoint_changed``
+    event (the URLs redacted).
     """
-    if max_total_tokens is not None and max_total_tokens <= 0:
-        raise ConfigError(f"--max-tokens {max_total_tokens}: give a number of tokens above 0")
-    if max_cost is not None and not (math.isfinite(max_cost) and max_cost > 0):
-        raise ConfigError(f"--max-cost {max_cost}: give a finite cost above 0")
+    check_caps(max_total_tokens, max_cost)
     run = store.get_run(run_id)
     if iterations is not None and iterations <= run.max_iterations:
         raise ConfigError(
@@ -313,6 +331,7 @@ def plan_resume(
     )
     spec = _stored_spec(run, config)
     config, change = _new_caps(run, config, max_total_tokens, max_cost)
+    config, moved = _new_endpoint(config, api_base, models)
     if iterations is not None:
         general = config.general.model_copy(update={"max_iterations": iterations})
         config = config.model_copy(update={"general": general})
@@ -323,7 +342,48 @@ def plan_resume(
             f"task {task.name} changed since run {run.id} started (its files differ); "
             "a resumed run would not be comparable — start a new run instead"
         )
-    return RunPlan(spec, config, task, run=run, budget_change=change, extend_to=iterations)
+    return RunPlan(
+        spec,
+        config,
+        task,
+        run=run,
+        budget_change=change,
+        extend_to=iterations,
+        endpoint_change=moved,
+        notes=tuple(moved.get("notes", ())),
+    )
+
+
+def _endpoint_view(llm: Any) -> dict[str, Any]:
+    return {
+        "provider": llm.provider,
+        "api_base": redact_url(llm.api_base),
+        "models": [m.name for m in llm.models],
+    }
+
+
+def _new_endpoint(
+    config: RunConfig, api_base: str | None, models: tuple[str, ...]
+) -> tuple[RunConfig, dict[str, Any]]:
+    """``config`` talking to ``api_base``/``models`` instead (resolved as ``run`` resolves its
+    flags), and what changed; nothing when neither is given or nothing differs."""
+    if api_base is None and not models:
+        return config, {}
+    resolved = resolve_llm_config(config.llm, api_base=api_base, models=models)
+    new = resolved.as_config()
+    before, after = _endpoint_view(config.llm), _endpoint_view(new)
+    if before == after:
+        return config, {}
+    change = {"from": before, "to": after, "notes": list(resolved.notes)}
+    return config.model_copy(update={"llm": new}), change
+
+
+def check_caps(max_total_tokens: int | None, max_cost: float | None) -> None:
+    """New budget caps must be positive (a one-line ``ConfigError`` naming the flag)."""
+    if max_total_tokens is not None and max_total_tokens <= 0:
+        raise ConfigError(f"--max-tokens {max_total_tokens}: give a number of tokens above 0")
+    if max_cost is not None and not (math.isfinite(max_cost) and max_cost > 0):
+        raise ConfigError(f"--max-cost {max_cost}: give a finite cost above 0")
 
 
 def _new_caps(
@@ -472,11 +532,14 @@ async def execute(
     stop: asyncio.Event | None = None,
     runtime: Runtime | None = None,
     run_id: str | None = None,
+    on_notice: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """Start a new run (or continue ``plan.run``) and drive it to its end.
 
     ``runtime``: services shared with other runs of this process (see :mod:`harness.runtime`);
-    ``run_id``: the new run's id, chosen by the caller (a benchmark records it first)."""
+    ``run_id``: the new run's id, chosen by the caller (a benchmark records it first);
+    ``on_notice``: told what the run finds worth saying while it runs (e.g. that its score is
+    an average of metrics)."""
     run_id = plan.run.id if plan.run else (run_id or new_run_id())
     async with open_services(plan, run_id, runtime) as services:
         card = plan.task.card
@@ -501,7 +564,7 @@ async def execute(
             )
         try:
             return await _drive(
-                plan, store, services, scaffold, env, run_id, on_start, on_progress, stop
+                plan, store, services, scaffold, run_id, on_start, on_progress, stop, on_notice
             )
         finally:
             await scaffold.aclose()
@@ -512,11 +575,11 @@ async def _drive(
     store: SQLiteStore,
     services: Services,
     scaffold: Scaffold,
-    env: BuildEnv,
     run_id: str,
     on_start: Callable[[RunRecord, Services], None] | None,
     on_progress: Callable[[Progress], None] | None,
     stop: asyncio.Event | None,
+    on_notice: Callable[[str], None] | None,
 ) -> RunSummary:
     if plan.run is not None:
         run = plan.run
@@ -543,9 +606,18 @@ async def _drive(
         general=plan.config.general,
         seed_code=plan.seed_code,
         on_progress=on_progress,
+        objective=task_objective(plan.task),
+        on_notice=on_notice,
     )
     if plan.run is not None:
         controller.restore()
+        if plan.endpoint_change:
+            change = {k: v for k, v in plan.endpoint_change.items() if k != "notes"}
+            controller.note(
+                "endpoint_changed",
+                run_updates={"config": plan.config.model_dump(mode="json")},
+                **change,
+            )
         if plan.budget_change:
             controller.note(
                 "budget_changed",
@@ -567,6 +639,12 @@ async def _drive(
     finally:
         if watcher:
             watcher.cancel()
+
+
+def task_objective(task: Task) -> Objective:
+    """What a run on ``task`` maximises: a native card's objective, else the reference's rule."""
+    native = (task.path / "task.yaml").is_file() and task.folder_config is None
+    return Objective(metric=task.card.metric, direction=task.card.direction, native=native)
 
 
 async def _watch(stop: asyncio.Event, controller: Controller) -> None:
@@ -620,7 +698,10 @@ def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
 
 
 def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
-    """The fields scripts and CI read (``--json`` of run/runs/show)."""
+    """The fields scripts and CI read (``--json`` of run/runs/show); ``llm`` names the model,
+    provider and endpoint (redacted) that produced the run (:func:`harness.provenance.run_llm`);
+    ``cost_known`` is false when a model's price was unknown (its calls cost 0 here)."""
+    llm = run_llm(run.config)
     return {
         "run_id": run.id,
         "scaffold": run.scaffold,
@@ -636,6 +717,8 @@ def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
         "completion_tokens": run.completion_tokens,
         "tokens": run.tokens,
         "cost": run.cost,
+        "cost_known": not llm["price_unknown"],
+        "llm": llm,
         "created_at": run.created_at,
         "updated_at": run.updated_at,
         "error": run.error,

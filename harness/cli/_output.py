@@ -34,6 +34,7 @@ __all__ = [
     "state",
     "status_word",
     "store_for_listing",
+    "store_for_writing",
     "store_hint",
 ]
 
@@ -119,6 +120,26 @@ def open_existing_store(path: Path | None = None) -> SQLiteStore:
     if not target.is_file():
         raise ConfigError(f"no run store at {target}; runs are created by galapagos run")
     return SQLiteStore(target)
+
+
+def store_for_writing(path: Path | None) -> Path:
+    """Where a command that creates runs writes: ``path`` (``--store`` or ``GALAPAGOS_STORE``)
+    or the default.  A named store in a folder that does not exist is a mistyped path, not a
+    new store: an error (exit 2), nothing created; a new file in an existing folder is said."""
+    if path is None:
+        return default_store_path()
+    target = path.expanduser()
+    if target.is_file():
+        return target
+    if target.exists():
+        raise ConfigError(f"--store {path}: not a file; give the path of a run store (SQLite)")
+    if not target.parent.is_dir():
+        raise ConfigError(
+            f"--store {path}: the folder {target.parent} does not exist (a typo?); create it "
+            "first to start a new run store there"
+        )
+    err.print(f"note: new run store {target}", soft_wrap=True)
+    return target
 
 
 def store_for_listing(path: Path | None) -> SQLiteStore | None:
