@@ -17,7 +17,14 @@ from urllib.parse import urlsplit
 
 from harness.core.redact import redact_url
 
-__all__ = ["OFFLINE_LABEL", "galapagos_version", "model_label", "run_llm", "versions"]
+__all__ = [
+    "OFFLINE_LABEL",
+    "galapagos_version",
+    "git_commit",
+    "model_label",
+    "run_llm",
+    "versions",
+]
 
 #: How the offline mutation model is named wherever a model is named.
 OFFLINE_LABEL = "offline model"
@@ -116,7 +123,7 @@ def galapagos_version() -> str:
         return __version__
 
 
-def _git_commit() -> str | None:
+def git_commit() -> str | None:
     """The checkout's commit when Galapagos runs from a git checkout (``None`` otherwise)."""
     root = Path(__file__).resolve().parents[1]
     if not (root / ".git").exists():
@@ -145,7 +152,7 @@ def versions() -> dict[str, Any]:
             libraries[name] = None
     return {
         "galapagos": galapagos_version(),
-        "galapagos_commit": _git_commit(),
+        "galapagos_commit": git_commit(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "libraries": libraries,

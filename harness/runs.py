@@ -49,7 +49,7 @@ from harness.evaluation.folder_config import folder_config_files
 from harness.evaluation.task import Task, load_task
 from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
-from harness.provenance import run_llm
+from harness.provenance import galapagos_version, git_commit, run_llm
 from harness.store.base import RunRecord
 from harness.store.owner import owner_alive, owner_token
 from harness.store.sqlite import SQLiteStore, default_store_path
@@ -609,8 +609,12 @@ async def _drive(
         objective=task_objective(plan.task),
         on_notice=on_notice,
     )
-    if plan.run is not None:
+    made_by: dict[str, Any] = {"galapagos": galapagos_version(), "commit": git_commit()}
+    if plan.run is None:
+        controller.note("run_started", **made_by)
+    else:
         controller.restore()
+        controller.note("run_resumed", **made_by)
         if plan.endpoint_change:
             change = {k: v for k, v in plan.endpoint_change.items() if k != "notes"}
             controller.note(
@@ -672,15 +676,27 @@ def _cause(payload: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
-    """How many iterations produced no child, why (their last attempt, most common first), and
-    whether the seed program itself failed to evaluate."""
+    """How many iterations produced no child, why (their last attempt, most common first), how
+    many of them got no proposal at all (not done: a resume runs them again), and whether the
+    seed program itself failed to evaluate.  An iteration run again counts by its last
+    outcome."""
     seed_error = None
-    failed: list[int] = []
-    for event in store.events(run_id, ["seed", "iteration_failed"]):
-        if event.kind == "iteration_failed":
-            failed.append(event.iteration)
-        elif event.payload.get("failed"):
-            seed_error = str(event.payload.get("error") or event.payload.get("status") or "failed")
+    outcome: dict[int, str] = {}
+    kinds = ["seed", "iteration_failed", "iteration_not_done", "admit"]
+    for event in store.events(run_id, kinds):
+        if event.kind == "seed":
+            if event.payload.get("failed"):
+                seed_error = str(
+                    event.payload.get("error") or event.payload.get("status") or "failed"
+                )
+        elif event.kind == "admit":
+            if event.iteration:
+                outcome[event.iteration] = "ok"
+        elif event.kind == "iteration_failed":
+            outcome[event.iteration] = "failed"
+        else:
+            outcome[event.iteration] = "not_done"
+    failed = sorted(i for i, what in outcome.items() if what != "ok")
     causes: list[tuple[str, str]] = []
     if failed:  # attempts are read only for runs that have failures to explain
         last = {e.iteration: _cause(e.payload) for e in store.events(run_id, ["attempt"])}
@@ -689,6 +705,7 @@ def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
     example = dict(causes)  # the latest error of each outcome
     return {
         "iterations_failed": len(failed),
+        "iterations_not_done": sum(1 for i in failed if outcome[i] == "not_done"),
         "failure_reasons": [
             {"outcome": outcome, "iterations": count, "example": example[outcome][:300]}
             for outcome, count in reasons.most_common(3)

@@ -24,6 +24,8 @@ __all__ = [
     "HELP_MARKUP",
     "StoreOpt",
     "Terminated",
+    "announce_new_store",
+    "clip",
     "err",
     "fmt_score",
     "guard",
@@ -122,10 +124,12 @@ def open_existing_store(path: Path | None = None) -> SQLiteStore:
     return SQLiteStore(target)
 
 
-def store_for_writing(path: Path | None) -> Path:
+def store_for_writing(path: Path | None, *, announce: bool = True) -> Path:
     """Where a command that creates runs writes: ``path`` (``--store`` or ``GALAPAGOS_STORE``)
     or the default.  A named store in a folder that does not exist is a mistyped path, not a
-    new store: an error (exit 2), nothing created; a new file in an existing folder is said."""
+    new store: an error (exit 2), nothing created.  A new file in an existing folder is said
+    (``announce``; a caller that validates more first says it itself, with
+    :func:`announce_new_store`)."""
     if path is None:
         return default_store_path()
     target = path.expanduser()
@@ -138,8 +142,14 @@ def store_for_writing(path: Path | None) -> Path:
             f"--store {path}: the folder {target.parent} does not exist (a typo?); create it "
             "first to start a new run store there"
         )
-    err.print(f"note: new run store {target}", soft_wrap=True)
+    if announce:
+        announce_new_store(target)
     return target
+
+
+def announce_new_store(target: Path) -> None:
+    if not target.exists():
+        err.print(f"note: new run store {target}", soft_wrap=True)
 
 
 def store_for_listing(path: Path | None) -> SQLiteStore | None:
@@ -161,6 +171,18 @@ def store_hint(path: Path | None) -> str:
     if env and Path(env).expanduser().resolve() == Path(path).expanduser().resolve():
         return ""
     return f" --store {path}"
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` on one line, cut at a word boundary before ``width`` with `` …`` (never
+    mid-word)."""
+    line = " ".join(text.split())
+    if len(line) <= width:
+        return line
+    cut = line[: width - 2]
+    if " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + " …"
 
 
 def fmt_score(value: float | None) -> str:

@@ -31,8 +31,8 @@ from harness.core.controller import RunSummary
 from harness.core.errors import ConfigError
 from harness.runs import (
     RunPlan,
-    check_caps,
     Services,
+    check_caps,
     describe_run,
     execute,
     open_store,
@@ -405,6 +405,11 @@ def failure_lines(data: dict[str, Any], *, seed: bool = True) -> list[str]:
             for r in data.get("failure_reasons", [])
         )
         lines.append(f"{failed} of {done} iterations produced no valid program: {why}")
+    if data.get("iterations_not_done"):
+        lines.append(
+            f"{data['iterations_not_done']} of them got no proposal and count as not done: "
+            f"galapagos resume {data['run_id']} runs them again"
+        )
     return lines
 
 

@@ -386,6 +386,7 @@ class Controller:
         no_proposal = "" if ok or buffer.programs else _no_proposal(outcome, buffer)
         if no_proposal:
             self._undone[iteration] = no_proposal
+            buffer.event("iteration_not_done", reason=no_proposal)
         else:
             self._undone.pop(iteration, None)
         self._commit(buffer, "ok" if ok else "failed", started)
