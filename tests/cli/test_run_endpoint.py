@@ -78,7 +78,8 @@ def test_resume_uses_the_endpoint_the_run_started_with(
     assert seen == [
         (
             "openai",
-            f"{stand_in.base_url}: stand-in (weight 1); price unknown for stand-in (cost not counted)",
+            f"{stand_in.base_url}: stand-in (weight 1); "
+            "price unknown for stand-in (cost not counted)",
         )
     ]
     assert stand_in.requests == 3  # every LLM call of both sessions went to the stand-in
