@@ -17,6 +17,7 @@ import yaml
 
 from harness.core.errors import ConfigError
 from harness.core.records import Program
+from harness.core.redact import redact_text, redact_url
 from harness.core.store import RunRecord
 from harness.provenance import run_llm
 from harness.store.sqlite import SQLiteStore
@@ -158,6 +159,15 @@ def failures(store: SQLiteStore, run: RunRecord) -> list[dict[str, Any]]:
     return [{"iteration": i, "attempts": out.get(i, [])} for i in sorted(failed)]
 
 
+def _redacted(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored config with its endpoint's credentials masked (keys come from the env)."""
+    data = dict(config)
+    llm = data.get("llm")
+    if isinstance(llm, Mapping) and llm.get("api_base"):
+        data["llm"] = {**llm, "api_base": redact_url(llm["api_base"])}
+    return data
+
+
 def export_run(
     store: SQLiteStore,
     run: RunRecord,
@@ -213,15 +223,17 @@ def export_run(
         write(f"programs/{p.id}{source_suffix(p.language)}", p.code)
     write("programs/index.json", dump([_row(p, run) for p in programs]))
     write("lineage.json", dump(lineage(store, run)))
-    write("config.yaml", yaml.safe_dump(dict(run.config), sort_keys=False))
-    write("run.json", dump(dict(summary or {}) or {"run_id": run.id}))
+    write("config.yaml", yaml.safe_dump(_redacted(run.config), sort_keys=False))
+    write("run.json", redact_text(dump(dict(summary or {}) or {"run_id": run.id})))
     write(
         "events.jsonl",
-        "".join(json.dumps(e, default=str) + "\n" for e in run_events(store, run)),
+        "".join(redact_text(json.dumps(e, default=str)) + "\n" for e in run_events(store, run)),
     )
     if with_prompts:
         write(
             "prompts.jsonl",
-            "".join(json.dumps(c, default=str) + "\n" for c in store.llm_exchanges(run.id)),
+            "".join(
+                redact_text(json.dumps(c, default=str)) + "\n" for c in store.llm_exchanges(run.id)
+            ),
         )
     return {"out": str(out), "best_program": best.id if best else None, "files": written}

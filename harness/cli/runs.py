@@ -29,6 +29,7 @@ from harness.cli._output import (
 from harness.core.controller import Progress as RunProgress
 from harness.core.controller import RunSummary
 from harness.core.errors import ConfigError
+from harness.export import is_bundle, plan_rerun
 from harness.runs import (
     RunPlan,
     Services,
@@ -137,17 +138,35 @@ def run(
         str | None,
         typer.Option(
             "--from",
-            help="Start from this stored run's best program instead of the task's initial "
-            "program (RUN or RUN:PROGRAM_ID).",
+            help="RUN or RUN:PROGRAM_ID: start from this stored run's best (or that) program "
+            "instead of the task's initial program.  An export folder (galapagos export): rerun "
+            "the exported run as it was (its task files, scaffold, config and seed).",
         ),
     ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Run a scaffold on a task."""
+    """Run a scaffold on a task (or rerun an export: --from FOLDER)."""
     models = _models(model)
     origin = None
+    if from_run is not None and is_bundle(from_run):
+        given = {
+            "--task": task, "--scaffold": scaffold, "--iterations": iterations, "--seed": seed,
+            "--config": config, "--set": set_, "--max-cost": max_cost, "--max-tokens": max_tokens,
+            "--keep-going": keep_going or None, "--task-config": task_config,
+        }  # fmt: skip
+        extra = [flag for flag, value in given.items() if value]
+        if extra:
+            raise ConfigError(
+                f"--from {from_run} reruns an export as it was; {', '.join(extra)} would change "
+                "it (only --sandbox, --api-base, --model and --store apply); to vary it, run its "
+                "scaffold.yaml and config.yaml with your flags"
+            )
+        rerun = plan_rerun(Path(from_run), sandbox=sandbox, api_base=api_base, models=models)
+        target = store_for_writing(store)
+        _drive(rerun, open_store(target), as_json, quiet=quiet, hint=store_hint(store))
+        return
     if from_run is not None:
         source_id, _, program_id = from_run.partition(":")
         source_store = open_existing_store(store)

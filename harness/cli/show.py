@@ -13,13 +13,20 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
-from harness.cli._output import StoreOpt, fmt_score, guard, open_existing_store, out, print_json
+from harness.cli._output import (
+    StoreOpt,
+    err,
+    fmt_score,
+    guard,
+    open_existing_store,
+    out,
+    print_json,
+)
 from harness.cli.runs import cost_text, failure_lines, model_cell
 from harness.core.errors import ConfigError
 from harness.core.scoring import improves
 from harness.report import (
     EVENT_GROUPS,
-    export_run,
     failures,
     lineage,
     llm_usage,
@@ -331,17 +338,24 @@ def export(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Write a run to a folder: best/best_program.py and its info, every program, the lineage,
-    the resolved config, the events (and prompts with --prompts)."""
+    """Write a run to a folder that reruns on its own: best/best_program.py and its info, every
+    program, the lineage, the events (and prompts with --prompts), the task files, the composed
+    scaffold and resolved config, versions, and a README with the command that reruns it
+    (galapagos run --from FOLDER)."""
+    from harness.export import export_bundle
+
     st = open_existing_store(store)
     run = st.get_run(run_id)
     target = out_dir or Path("galapagos_output") / run.id
-    written = export_run(st, run, target, with_prompts=with_prompts, summary=describe_run(st, run))
+    written = export_bundle(st, run, target, with_prompts=with_prompts)
+    if written["note"]:
+        err.print(f"[yellow]note:[/] {escape(written['note'])}", soft_wrap=True)
     if as_json:
         print_json(written)
         return
     best = f"best program {written['best_program']}, " if written["best_program"] else ""
     out.print(f"exported run {run.id} to {target}: {best}{len(written['files'])} files")
+    err.print(f"rerun it with: galapagos run --from {target}", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
