@@ -32,6 +32,7 @@ __all__ = [
     "open_existing_store",
     "out",
     "print_json",
+    "run_app",
     "run_terminable",
     "state",
     "status_word",
@@ -238,6 +239,34 @@ def guard(func: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(code=1) from None
 
     return wrapper
+
+
+def run_app(app: typer.Typer, prog_name: str) -> None:
+    """Run the CLI; a usage error (an unknown option, a bad value) is one line with a pointer
+    to the help, as every other error, instead of click's three-line block.
+
+    typer 0.29 carries its own copy of click, whose exception classes are private: they are
+    told apart by the public base class and their attributes."""
+    try:
+        code = app(prog_name=prog_name, standalone_mode=False)
+    except typer.TyperException as exc:
+        ctx = getattr(exc, "ctx", None)
+        exit_code = int(getattr(exc, "exit_code", 1))
+        usage = exit_code == 2 and type(exc).__name__ != "NoArgsIsHelpError"
+        if usage and hasattr(exc, "format_message"):
+            where = getattr(ctx, "command_path", None) or prog_name
+            err.print(
+                f"[bold red]error:[/] {escape(_one_line(exc.format_message()))} "
+                f"(see {where} --help)",
+                soft_wrap=True,
+            )
+        elif callable(show := getattr(exc, "show", None)):  # ``galapagos task``: its help
+            show()
+        sys.exit(exit_code)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _one_line(text: str) -> str:
