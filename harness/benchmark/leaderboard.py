@@ -366,7 +366,9 @@ def csv_text(table: dict[str, Any]) -> str:
         "note": source["note"],
     }
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=[*ROW_FIELDS, *PROVENANCE_FIELDS])
+    writer = csv.DictWriter(
+        buffer, fieldnames=[*ROW_FIELDS, *PROVENANCE_FIELDS], lineterminator="\n"
+    )
     writer.writeheader()
     for row in table["rows"]:
         hashes = "/".join(source["task_hashes"].get(row["task"], []))

@@ -30,6 +30,8 @@ def _pyplot() -> Any:
         import matplotlib
 
         matplotlib.use("Agg")
+        # SVG text stays text (editable in a paper's figure, searchable), not glyph outlines.
+        matplotlib.rcParams["svg.fonttype"] = "none"
         import matplotlib.pyplot as plt
         from matplotlib.ticker import MaxNLocator
     except ImportError as exc:  # a dependency of the distribution; say how to get it back

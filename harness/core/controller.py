@@ -710,8 +710,9 @@ def _infra_cause(outcome: IterationOutcome) -> str:
 def _seed_failure(seed_error: str) -> str:
     """The one line a run stopped by its seed program ends with."""
     if seed_error.startswith("no_objective: "):
+        why = seed_error.removeprefix("no_objective: ").removeprefix("the result ")
         return (
-            f"the seed program's {seed_error.removeprefix('no_objective: ')}; no LLM call was "
+            f"the seed program's result {why}; no LLM call was "
             "made. Make the evaluator return combined_score or the card's metric (galapagos "
             "task check shows what it returns)"
         )
