@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli._output import clip
 from tests.cli.helpers import galapagos
 from tests.cli.results_helpers import task_folder
 
@@ -80,7 +79,8 @@ def test_task_check_names_the_file_that_does_not_parse(tmp_path: Path) -> None:
 
 
 def test_a_bench_failure_line_is_cut_between_words_only(tmp_path: Path) -> None:
-    broken = "def solve():\n    raise RuntimeError('seed is broken')\n"
+    # A message of a length that a cut at a fixed number of characters splits mid-word.
+    broken = "def solve():\n    raise RuntimeError('seed broken')\n"
     folder = task_folder(tmp_path, "t_seedcrash", "return {}", seed=broken)
     proc = galapagos(
         "bench", "--name", "b", "--scaffolds", "topk", "--tasks", str(folder), "--seeds", "1",
@@ -99,6 +99,8 @@ def test_a_bench_failure_line_is_cut_between_words_only(tmp_path: Path) -> None:
         text = re.sub(r"\)?\s+\[[^\]]*\]$", "", text).removesuffix(" …")
         # What is shown is the error's first words, whole (never a word cut in two).
         assert " ".join(words).startswith(text) and text.split() == words[: len(text.split())]
+    from harness.cli._output import clip
+
     assert clip("alpha beta gamma", 12) == "alpha …"
     assert clip("alpha beta", 40) == "alpha beta"
 
