@@ -49,6 +49,7 @@ from harness.evaluation.folder_config import folder_config_files
 from harness.evaluation.task import Task, load_task
 from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
+from harness.llm.prices import require_prices
 from harness.provenance import galapagos_version, git_commit, run_llm
 from harness.store.base import RunRecord
 from harness.store.owner import owner_alive, owner_token
@@ -332,6 +333,9 @@ def plan_resume(
     spec = _stored_spec(run, config)
     config, change = _new_caps(run, config, max_total_tokens, max_cost)
     config, moved = _new_endpoint(config, api_base, models)
+    if max_cost is not None:  # a cap over a model of unknown price could never trigger
+        llm = config.llm
+        require_prices([*llm.models, *llm.guide_models], max_cost, llm.price_table or "?")
     if iterations is not None:
         general = config.general.model_copy(update={"max_iterations": iterations})
         config = config.model_copy(update={"general": general})

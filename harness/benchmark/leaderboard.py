@@ -234,15 +234,19 @@ def provenance(name: str, matrix: dict[str, Any], cells: list[dict[str, Any]]) -
     """What produced the table's numbers (see the module docstring), with its caption line."""
     llms = [c["llm"] for c in cells if c["llm"]]
     planned = matrix.get("llm") or {}
+    mixed = sorted({f"{x['label']} @ {x['host']}" if x["host"] else x["label"] for x in llms})
     if llms:
         llm = llms[0]
         models = list(dict.fromkeys(m for x in llms for m in x["models"]))
         provider, host, label = llm["provider"], llm["host"], llm["label"]
+        if len(mixed) > 1:  # a cell resumed elsewhere: say so, never pass it off as one model
+            label = "MIXED MODELS (" + "; ".join(mixed) + ")"
     else:  # no run yet: what the matrix asked for
         models = list(planned.get("models") or [])
         provider = "offline" if planned.get("provider") == "offline" else "openai-compatible"
         host, label = None, OFFLINE_LABEL if provider == "offline" else " + ".join(models)
-    offline = provider == "offline"
+    offline = provider == "offline" and len(mixed) <= 1
+    some_offline = any(x["provider"] == "offline" for x in llms)
     tasks: dict[str, list[str]] = {}
     for cell in cells:
         if cell["task_hash"]:
@@ -251,11 +255,12 @@ def provenance(name: str, matrix: dict[str, Any], cells: list[dict[str, Any]]) -
                 tasks[cell["task"]].append(cell["task_hash"][:8])
     made_by = sorted({c["made_by"] for c in cells if c["made_by"]})
     seeds, iterations = len(matrix.get("seeds") or []), int(matrix.get("iterations") or 0)
-    who = (
-        OFFLINE_NOTE
-        if offline
-        else f"model {label} via {provider}" + (f" ({host})" if host else "")
-    )
+    if offline:
+        who = OFFLINE_NOTE
+    elif len(mixed) > 1:
+        who = f"model {label}" + (f"; some cells: {OFFLINE_NOTE}" if some_offline else "")
+    else:
+        who = f"model {label} via {provider}" + (f" ({host})" if host else "")
     versions = ", ".join(f"{t}@{'/'.join(h)}" for t, h in tasks.items()) or "no run yet"
     line = (
         f"benchmark {name}: {who}; {seeds} seed{'s' if seeds != 1 else ''} × {iterations} "
@@ -265,7 +270,7 @@ def provenance(name: str, matrix: dict[str, Any], cells: list[dict[str, Any]]) -
     return {
         "benchmark": name,
         "offline": offline,
-        "note": OFFLINE_NOTE if offline else "",
+        "note": OFFLINE_NOTE if offline or some_offline else "",
         "model": label,
         "models": models,
         "provider": provider,

@@ -115,6 +115,8 @@ def test_overlapping_intervals_tie_and_disjoint_ones_rank(tmp_path: Path) -> Non
 def test_best_so_far_carries_over_failed_iterations() -> None:
     assert best_so_far([(0, 0.5), (1, None), (2, 0.4), (3, 0.7)], 4) == [0.5, 0.5, 0.5, 0.7, 0.7]
     assert best_so_far([], 2) == [None, None, None]
+    # The runs' own margin: a later value that differs in its last digits is no improvement.
+    assert best_so_far([(0, 0.5), (1, 0.5 + 2.3e-16), (2, 0.6)], 2) == [0.5, 0.5, 0.6]
 
 
 def test_csv_has_one_line_per_row(tmp_path: Path) -> None:

@@ -110,3 +110,13 @@ def test_the_command_prints_each_format_and_the_figures_carry_the_line(tmp_path:
         svg = (tmp_path / "p" / name).read_text()
         assert "OFFLINE MODEL — NOT A METHOD RESULT" in svg and "benchmark bm:" in svg
     assert "#1=" in (tmp_path / "p" / "heatmap.svg").read_text()  # a tie says so
+
+
+def test_a_cell_run_on_another_model_is_named_never_pooled_silently(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    online = {"llm": {"provider": "openai", "api_base": "https://api.openai.com/v1",
+                      "models": [{"name": "gpt-4.1-mini"}]}}  # fmt: skip
+    store.update_run("a-circle_packing-1", config=online)  # e.g. resumed on another endpoint
+    source = leaderboard(store, "bm")["provenance"]
+    assert source["model"] == "MIXED MODELS (gpt-4.1-mini @ api.openai.com; offline model)"
+    assert source["line"].startswith("benchmark bm: model MIXED MODELS (")

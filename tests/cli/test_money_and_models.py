@@ -85,6 +85,24 @@ def test_a_cost_cap_with_an_unknown_price_is_refused_in_one_line(
     assert json.loads(proc.stdout)["cost"] > 0
 
 
+def test_a_resume_with_a_cost_cap_over_an_unknown_price_is_refused(
+    tmp_path: Path, endpoint: OfflineServer
+) -> None:
+    store = tmp_path / "s.sqlite"
+    proc = galapagos(
+        *RUN, "-i", "1", "--api-base", endpoint.base_url, "--model", "my-own-model", store=store
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "cost unknown (no price for my-own-model)"
+        in galapagos("show", json.loads(proc.stdout)["run_id"], store=store).stdout
+    )
+    run_id = json.loads(proc.stdout)["run_id"]
+    proc = galapagos("resume", run_id, "--iterations", "2", "--max-cost", "1", store=store)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: llm.max_cost=1 cannot be enforced: the price of my-own")
+
+
 def test_an_endpoint_that_is_not_a_url_is_bad_input(tmp_path: Path) -> None:
     proc = galapagos(*RUN, "--api-base", "not-a-url", "--model", "m", store=tmp_path / "s.sqlite")
     assert proc.returncode == 2, proc.stderr
