@@ -618,7 +618,11 @@ async def _drive(
         controller.note("run_started", **made_by)
     else:
         controller.restore()
-        controller.note("run_resumed", **made_by)
+        started = store.events(run.id, ["run_started", "run_resumed"])
+        if not started or {k: started[-1].payload.get(k) for k in made_by} != made_by:
+            # Only another version is worth an event: a resume by the same one leaves the run
+            # as if it had never stopped (resume tests compare events with uninterrupted runs).
+            controller.note("run_resumed", **made_by)
         if plan.endpoint_change:
             change = {k: v for k, v in plan.endpoint_change.items() if k != "notes"}
             controller.note(
