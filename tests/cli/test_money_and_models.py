@@ -28,6 +28,7 @@ def endpoint() -> Iterator[OfflineServer]:
     server.close()
 
 
+@pytest.mark.slow
 def test_a_priced_model_costs_money_and_its_cap_stops_the_run(
     tmp_path: Path, endpoint: OfflineServer
 ) -> None:
@@ -85,6 +86,7 @@ def test_a_cost_cap_with_an_unknown_price_is_refused_in_one_line(
     assert json.loads(proc.stdout)["cost"] > 0
 
 
+@pytest.mark.slow
 def test_a_resume_with_a_cost_cap_over_an_unknown_price_is_refused(
     tmp_path: Path, endpoint: OfflineServer
 ) -> None:
