@@ -704,6 +704,10 @@ def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
             outcome[event.iteration] = "failed"
         else:
             outcome[event.iteration] = "not_done"
+    # Only the trailing iterations without a proposal stay not done (as the controller rules):
+    # one followed by a done iteration is a plain failure.
+    last_done = max((i for i, what in outcome.items() if what != "not_done"), default=0)
+    outcome = {i: "failed" if w == "not_done" and i < last_done else w for i, w in outcome.items()}
     failed = sorted(i for i, what in outcome.items() if what != "ok")
     causes: list[tuple[str, str]] = []
     if failed:  # attempts are read only for runs that have failures to explain

@@ -239,9 +239,10 @@ def resume(
 ) -> None:
     """Continue a stopped run exactly where its last committed iteration left it.
 
-    Iterations that got no proposal (the endpoint failed, the budget refused the call) are
-    run again.  A run stopped by its budget continues with a new cap (--max-tokens,
-    --max-cost); the change is stored with the run and recorded as a budget_changed event.
+    The iterations an endpoint outage or a spent budget left without a proposal at the end
+    of the run are run again, from the state before them.  A run stopped by its budget
+    continues with a new cap (--max-tokens, --max-cost); the change is stored with the run
+    and recorded as a budget_changed event.
     --api-base/--model continue on a moved endpoint or another model, recorded as an
     endpoint_changed event.  --iterations N extends a run (completed or not) to N iterations:
     with the offline model, the same as having asked for N from the start.

@@ -33,10 +33,14 @@ Iteration contract (the reference's, SkyDiscover §2.0.3 / §7.1):
   stop it too, and so does the task's evaluator raising the same exception at the same line
   for ``general.max_consecutive_evaluator_errors`` consecutive candidates.  All store the run
   as ``failed`` with the reason and the remedy.
-- An iteration that got no proposal (every attempt ended with an LLM error, or the budget
-  refused its call) is committed with its calls but is not *done*: it is tried once more at the
-  end of the run, and a resume runs it again.  A run that still has such iterations at its end
-  stops ``interrupted`` with the reason (resume continues it).
+- The iterations at the *end* of a run that got no proposal (every attempt ended with an LLM
+  error, or the budget refused its call: an endpoint outage, a spent budget) are committed with
+  their calls but are not *done*: their commits checkpoint the state from before them, so a
+  resume runs them again, in order, as if they had never been tried (with the offline model, a
+  run resumed after an outage ends identical to one that had none).  Iterations run in order
+  because methods depend on it (schedules, migrations, EvoX's last-iteration scoring): once a
+  later iteration gets its proposal, an earlier one without is a plain failed iteration.  A run
+  that ends with such iterations stops ``interrupted`` with the reason (resume continues it).
 - Budget: no iteration starts once the token/cost budget is spent.  When it runs out inside an
   iteration (a call refused by the meter), that attempt ends the iteration like an LLM error;
   the iteration is committed as failed with the calls it made, iterations already in flight
@@ -164,8 +168,14 @@ class Controller:
         self._evaluator_streak: tuple[str, int] = ("", 0)
         self.evaluations = 0
         self._done: set[int] = set()
-        #: Iterations committed without a proposal (LLM errors, budget): to be run again.
+        #: The trailing iterations committed without a proposal (LLM errors, budget): not done,
+        #: to be run again by a resume (iteration → why).
         self._undone: dict[int, str] = {}
+        #: Iterations a previous session left not done and this one has not run again yet.
+        self._rerun: dict[int, str] = {}
+        #: The state a resume restores while iterations are undone: that of the last commit
+        #: before them (scaffold, LLM RNGs), so they rerun as if never tried.
+        self._kept: dict[str, Any] | None = None
         self._stop = False
         self._notes: list[tuple[str, dict[str, Any]]] = []
         self._note_updates: dict[str, Any] = {}
@@ -185,8 +195,6 @@ class Controller:
                 raise RunFailed(_seed_failure(self.seed_error))
             pending = [i for i in range(1, self.max_iterations + 1) if i not in self._done]
             await self._iterate(pending)
-            if self._undone and not self._stop:  # a transient outage: one more try each
-                await self._iterate(sorted(self._undone))
             if self._stop and len(self._done) < self.max_iterations + 1:
                 status = "interrupted"
             elif self._undone:
@@ -236,8 +244,15 @@ class Controller:
         self.seed_score = ctl.get("seed_score")
         self.seed_error = ctl.get("seed_error")
         self.evaluations = int(ctl.get("evaluations", 0))
-        self._undone = {int(i): str(why) for i, why in (ctl.get("undone") or {}).items()}
-        self._done = self.store.done_iterations(self.run.id) - set(self._undone)
+        # The checkpoint holds the state from before the iterations left not done: they run
+        # again first, in order.
+        self._rerun = {int(i): str(why) for i, why in (ctl.get("undone") or {}).items()}
+        self._done = self.store.done_iterations(self.run.id) - set(self._rerun)
+        self._kept = {
+            "scaffold": state["scaffold"],
+            "llm_rng": ctl["llm_rng"],
+            "model": ctl["model"],
+        }
 
     def _undone_reason(self) -> str:
         causes = sorted(set(self._undone.values()))
@@ -384,11 +399,13 @@ class Controller:
         # Committed even when the budget ran out midway: its calls are paid for and counted.
         ok = outcome is not None and outcome.child is not None
         no_proposal = "" if ok or buffer.programs else _no_proposal(outcome, buffer)
-        if no_proposal:
+        last_done = max((i for i in self._done if i not in self._undone), default=0)
+        if no_proposal and iteration > last_done:
             self._undone[iteration] = no_proposal
             buffer.event("iteration_not_done", reason=no_proposal)
-        else:
-            self._undone.pop(iteration, None)
+        else:  # this one is done: earlier iterations without a proposal are plain failures
+            self._done.update(i for i in self._undone if i < iteration)
+            self._undone = {i: why for i, why in self._undone.items() if i > iteration}
         self._commit(buffer, "ok" if ok else "failed", started)
         if buffer.budget_spent is not None:
             raise buffer.budget_spent
@@ -619,25 +636,35 @@ class Controller:
         return admitted
 
     def _commit(self, buffer: IterationBuffer, status: str, started: float) -> None:
-        if buffer.iteration in self._undone:
-            self._done.discard(buffer.iteration)
-        else:
-            self._done.add(buffer.iteration)
+        self._done.add(buffer.iteration)
+        self._done -= set(self._undone)
         notes = [Event(buffer.iteration, kind, payload) for kind, payload in self._notes]
         buffer.events[:0] = notes
         self._notes.clear()
         best = self.best
-        state = {
-            "scaffold": self.scaffold.state_dict(),
-            "controller": {
+        self._rerun.pop(buffer.iteration, None)
+        if self._undone and self._kept is not None:
+            kept = self._kept  # a resume restarts from before the iterations without proposal
+        else:
+            kept = {
+                "scaffold": self.scaffold.state_dict(),
                 "llm_rng": rng_state(self.llm_rng),
-                "meter": self.meter.state_dict(),
                 "model": self.model.state_dict(),
+            }
+            self._kept = kept
+        state = {
+            "scaffold": kept["scaffold"],
+            "controller": {
+                "llm_rng": kept["llm_rng"],
+                "meter": self.meter.state_dict(),
+                "model": kept["model"],
                 "best": best.id if best else None,
                 "seed_score": self.seed_score,
                 "seed_error": self.seed_error,
                 "evaluations": self.evaluations,
-                "undone": {str(i): why for i, why in sorted(self._undone.items())},
+                "undone": {
+                    str(i): why for i, why in sorted({**self._rerun, **self._undone}.items())
+                },
             },
         }
         updates: dict[str, Any] = {

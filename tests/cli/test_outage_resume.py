@@ -1,5 +1,6 @@
-"""An endpoint outage costs no iteration: iterations that got no proposal stay not done, and a
-resume on the moved endpoint (``resume --api-base``) runs them, recorded as such."""
+"""An endpoint outage costs no iteration: the iterations it left without a proposal stay not
+done, and a resume on the moved endpoint (``resume --api-base``) runs them, recorded as such;
+the run then ends as a run that had no outage (the stand-in answers as the offline model)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,20 @@ def test_an_outage_costs_no_iteration_and_resume_continues_on_the_moved_endpoint
     finally:
         down.close()
         moved.close()
+    whole_store = tmp_path / "whole.sqlite"
+    healthy = stand_in()
+    try:
+        proc = galapagos(
+            "run", "-s", "topk", "-t", "circle_packing", "-i", "10", "--sandbox", "local",
+            "--api-base", healthy.base_url, "--model", "gpt-4.1-mini", "--json",
+            store=whole_store, timeout=300,
+        )  # fmt: skip
+    finally:
+        healthy.close()
+    whole = json.loads(proc.stdout)["run_id"]
+    lineage = [(p.id, p.parent_id, p.code) for p in SQLiteStore(whole_store).programs(whole)]
     st = SQLiteStore(store)
+    assert [(p.id, p.parent_id, p.code) for p in st.programs(first["run_id"])] == lineage
     admitted = sorted(e.iteration for e in st.events(first["run_id"], ["admit"]) if e.iteration)
     assert admitted == list(range(1, 11))  # every iteration 1..10 produced its child
     moves = [e.payload for e in st.events(first["run_id"], ["endpoint_changed"])]

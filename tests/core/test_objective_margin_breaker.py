@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 
 from harness.core.config import GeneralConfig
-from harness.core.controller import evaluator_fault
-from harness.core.records import EvalResult
+from harness.core.controller import Progress, evaluator_fault
+from harness.core.errors import LLMError
+from harness.core.records import EvalResult, LLMCall, Prompt
 from harness.core.scoring import Objective, improves
+from harness.store.sqlite import SQLiteStore
 from tests.core.test_controller import make
-from tests.fakes import ScoreEvaluator, ScoreProposer
+from tests.fakes import EchoModel, ScoreEvaluator, ScoreProposer
 
 
 def test_a_new_best_must_beat_the_best_by_more_than_float_noise(tmp_path: Path) -> None:
@@ -166,3 +168,67 @@ def test_different_evaluator_failures_or_zero_do_not_trip_the_breaker(tmp_path: 
     off, _, _ = make(tmp_path / "b", evaluator=BrokenEvaluator(line=8), iterations=8)
     off.general = GeneralConfig(max_iterations=8, max_consecutive_evaluator_errors=0)
     assert asyncio.run(off.run_to_end()).status == "completed"
+
+
+class Outage(EchoModel):
+    """Fails every call while ``down`` (an endpoint outage), answers otherwise."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+
+    async def generate(self, prompt: Prompt, *, purpose: str, seed: int) -> LLMCall:
+        if self.down:
+            raise LLMError("LLM endpoint http://127.0.0.1:9/v1 is unreachable")
+        return await super().generate(prompt, purpose=purpose, seed=seed)
+
+
+def _lineage(store: SQLiteStore) -> list[tuple[str, str | None, str, float]]:
+    return [(p.id, p.parent_id, p.code, p.score) for p in store.programs("r1")]
+
+
+def test_an_outage_then_resume_ends_as_if_the_outage_never_happened(tmp_path: Path) -> None:
+    (tmp_path / "whole").mkdir()
+    (tmp_path / "cut").mkdir()
+    whole, store_whole, _ = make(tmp_path / "whole", iterations=8)
+    asyncio.run(whole.run_to_end())
+
+    cut, store, _ = make(tmp_path / "cut", iterations=8)
+    outage = Outage()
+    cut.model = outage
+    cut.general = GeneralConfig(max_iterations=8, max_consecutive_infra_failures=3)
+
+    def goes_down(progress: Progress) -> None:
+        outage.down = progress.iterations_done >= 3  # iterations 4, 5, 6 get no answer
+
+    cut.on_progress = goes_down
+    assert asyncio.run(cut.run_to_end()).status == "failed"
+    assert store.get_run("r1").iterations_done == 3
+    assert [e.iteration for e in store.events("r1", ["iteration_not_done"])] == [4, 5, 6]
+
+    again, _, model = make(tmp_path / "unused", iterations=8)
+    again.store, again.run = store, store.get_run("r1")
+    again.restore()
+    summary = asyncio.run(again.run_to_end())
+    assert summary.status == "completed" and summary.iterations_done == 8
+    assert len(model.calls) == 5  # iterations 4..8: the outage cost no iteration
+    assert _lineage(store) == _lineage(store_whole)
+
+
+def test_a_failure_followed_by_a_proposal_is_a_plain_failed_iteration(tmp_path: Path) -> None:
+    ctl, store, _ = make(tmp_path, iterations=4)
+    outage = Outage()
+    ctl.model = outage
+
+    def blip(progress: Progress) -> None:  # only iteration 2 gets no answer
+        outage.down = progress.iterations_done == 1 and not outage.down
+
+    ctl.on_progress = blip
+    summary = asyncio.run(ctl.run_to_end())
+    # Iteration order is part of every method: iteration 2 is not run again after 3 and 4.
+    assert summary.status == "completed" and summary.iterations_done == 4
+    assert [e.iteration for e in store.events("r1", ["iteration_failed"])] == [2]
+    from harness.runs import failure_summary
+
+    failures = failure_summary(store, "r1")
+    assert failures["iterations_failed"] == 1 and failures["iterations_not_done"] == 0
