@@ -17,12 +17,15 @@ import yaml
 
 from harness.core.errors import ConfigError
 from harness.core.records import Program
+from harness.core.redact import redact_text, redact_url
 from harness.core.store import RunRecord
+from harness.provenance import run_llm
 from harness.store.sqlite import SQLiteStore
 
 __all__ = [
     "EVENT_GROUPS",
     "export_run",
+    "llm_usage",
     "failures",
     "lineage",
     "program_rows",
@@ -112,6 +115,28 @@ def run_events(
     return [{"iteration": e.iteration, "kind": e.kind, **dict(e.payload)} for e in events]
 
 
+def llm_usage(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
+    """Calls, tokens and cost in all, by model, by purpose and by iteration, with the prices
+    the run used (USD per million tokens; ``None``: unknown, its calls count 0) and the date of
+    the price table they came from."""
+    usage = dict(store.llm_usage(run.id))
+    per: dict[int, dict[str, Any]] = {}
+    for call in store.llm_calls(run.id):
+        row = per.setdefault(
+            int(call["iteration"]),
+            {"iteration": int(call["iteration"]), "calls": 0, "tokens": 0, "cost": 0.0},
+        )
+        row["calls"] += 1
+        row["tokens"] += int(call["prompt_tokens"] or 0) + int(call["completion_tokens"] or 0)
+        row["cost"] += float(call["cost"] or 0.0)
+    llm = run_llm(run.config)
+    usage["by_iteration"] = [per[i] for i in sorted(per)]
+    usage["prices"] = llm["prices"]
+    usage["price_table"] = llm["price_table"]
+    usage["price_unknown"] = llm["price_unknown"]
+    return usage
+
+
 def prompts(store: SQLiteStore, run: RunRecord, iteration: int | None) -> list[dict[str, Any]]:
     """Prompts and responses (one iteration's, or all), as stored with each LLM call."""
     return store.llm_exchanges(run.id, iteration)
@@ -132,6 +157,15 @@ def failures(store: SQLiteStore, run: RunRecord) -> list[dict[str, Any]]:
                 }
             )
     return [{"iteration": i, "attempts": out.get(i, [])} for i in sorted(failed)]
+
+
+def _redacted(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored config with its endpoint's credentials masked (keys come from the env)."""
+    data = dict(config)
+    llm = data.get("llm")
+    if isinstance(llm, Mapping) and llm.get("api_base"):
+        data["llm"] = {**llm, "api_base": redact_url(llm["api_base"])}
+    return data
 
 
 def export_run(
@@ -189,15 +223,17 @@ def export_run(
         write(f"programs/{p.id}{source_suffix(p.language)}", p.code)
     write("programs/index.json", dump([_row(p, run) for p in programs]))
     write("lineage.json", dump(lineage(store, run)))
-    write("config.yaml", yaml.safe_dump(dict(run.config), sort_keys=False))
-    write("run.json", dump(dict(summary or {}) or {"run_id": run.id}))
+    write("config.yaml", yaml.safe_dump(_redacted(run.config), sort_keys=False))
+    write("run.json", redact_text(dump(dict(summary or {}) or {"run_id": run.id})))
     write(
         "events.jsonl",
-        "".join(json.dumps(e, default=str) + "\n" for e in run_events(store, run)),
+        "".join(redact_text(json.dumps(e, default=str)) + "\n" for e in run_events(store, run)),
     )
     if with_prompts:
         write(
             "prompts.jsonl",
-            "".join(json.dumps(c, default=str) + "\n" for c in store.llm_exchanges(run.id)),
+            "".join(
+                redact_text(json.dumps(c, default=str)) + "\n" for c in store.llm_exchanges(run.id)
+            ),
         )
     return {"out": str(out), "best_program": best.id if best else None, "files": written}

@@ -33,6 +33,7 @@ from harness.core.controller import Controller, Progress, RunSummary
 from harness.core.errors import ConfigError, LLMError, TaskError
 from harness.core.evaluator import BaseEvaluator
 from harness.core.records import TaskInfo
+from harness.core.redact import redact_url
 from harness.core.registry import (
     ScaffoldSpec,
     build_scaffold,
@@ -43,10 +44,13 @@ from harness.core.registry import (
 )
 from harness.core.rng import make_rng
 from harness.core.scaffold import Scaffold
+from harness.core.scoring import Objective
 from harness.evaluation.folder_config import folder_config_files
 from harness.evaluation.task import Task, load_task
 from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
+from harness.llm.prices import require_prices
+from harness.provenance import galapagos_version, git_commit, run_llm
 from harness.store.base import RunRecord
 from harness.store.owner import HEARTBEAT_S, owner_token, run_alive
 from harness.store.sqlite import SQLiteStore, default_store_path
@@ -75,6 +79,9 @@ FLAG_NAMES = {
     "general.max_iterations": "--iterations",
     "seed": "--seed",
     "evaluator.sandbox": "--sandbox",
+    "llm.max_cost": "--max-cost",
+    "llm.max_total_tokens": "--max-tokens",
+    "general.max_consecutive_evaluator_errors": "--keep-going",
 }
 
 
@@ -92,6 +99,8 @@ class RunPlan:
     budget_change: Mapping[str, Any] = field(default_factory=dict)
     #: ``resume --iterations N``: the run's new total of LLM iterations.
     extend_to: int | None = None
+    #: ``resume --api-base/--model``: the endpoint the run moves to (``{"from": …, "to": …}``).
+    endpoint_change: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def seed_code(self) -> str | None:
@@ -132,6 +141,9 @@ def plan_run(
     seed_from: SeedFrom | None = None,
     task_config: str | None = None,
     offline: bool = False,
+    max_cost: float | None = None,
+    max_tokens: int | None = None,
+    keep_going: bool = False,
 ) -> RunPlan:
     """Validate everything a run needs before anything starts (bad input fails here).
 
@@ -168,6 +180,12 @@ def plan_run(
         flags["seed"] = seed
     if sandbox is not None:
         flags.setdefault("evaluator", {})["sandbox"] = sandbox
+    if max_cost is not None:
+        flags.setdefault("llm", {})["max_cost"] = max_cost
+    if max_tokens is not None:
+        flags.setdefault("llm", {})["max_total_tokens"] = max_tokens
+    if keep_going:
+        flags.setdefault("general", {})["max_consecutive_evaluator_errors"] = 0
     # The folder's method's keys go only to a run on its blocks: find the blocks first.
     _, bare = load_config(
         scaffold, config_file=config_file, overrides=overrides, flags=flags, flag_names=FLAG_NAMES
@@ -338,18 +356,19 @@ def plan_resume(
     max_total_tokens: int | None = None,
     max_cost: float | None = None,
     iterations: int | None = None,
+    api_base: str | None = None,
+    models: tuple[str, ...] = (),
 ) -> RunPlan:
     """Check that ``run_id`` can continue; optionally give it new budget caps, or a larger
-    number of iterations (which also continues a completed run).
+    number of iterations (which also continues a completed run), or move it to another
+    endpoint or model (``api_base``, ``models``: its endpoint moved, or a model was renamed).
 
     A new cap must be above what the run has already used (or it would stop at once); it is
     stored with the run and recorded as a ``budget_changed`` event by the first iteration the
-    resumed run commits.
+    resumed run commits.  A new endpoint is stored the same way, as an ``endpoint_changed``
+    event (the URLs redacted).
     """
-    if max_total_tokens is not None and max_total_tokens <= 0:
-        raise ConfigError(f"--max-tokens {max_total_tokens}: give a number of tokens above 0")
-    if max_cost is not None and not (math.isfinite(max_cost) and max_cost > 0):
-        raise ConfigError(f"--max-cost {max_cost}: give a finite cost above 0")
+    check_caps(max_total_tokens, max_cost)
     run = store.get_run(run_id)
     if iterations is not None and iterations <= run.max_iterations:
         raise ConfigError(
@@ -369,6 +388,10 @@ def plan_resume(
     )
     spec = _stored_spec(run, config)
     config, change = _new_caps(run, config, max_total_tokens, max_cost)
+    config, moved = _new_endpoint(config, api_base, models)
+    if max_cost is not None:  # a cap over a model of unknown price could never trigger
+        llm = config.llm
+        require_prices([*llm.models, *llm.guide_models], max_cost, llm.price_table or "?")
     if iterations is not None:
         general = config.general.model_copy(update={"max_iterations": iterations})
         config = config.model_copy(update={"general": general})
@@ -379,7 +402,48 @@ def plan_resume(
             f"task {task.name} changed since run {run.id} started (its files differ); "
             "a resumed run would not be comparable — start a new run instead"
         )
-    return RunPlan(spec, config, task, run=run, budget_change=change, extend_to=iterations)
+    return RunPlan(
+        spec,
+        config,
+        task,
+        run=run,
+        budget_change=change,
+        extend_to=iterations,
+        endpoint_change=moved,
+        notes=tuple(moved.get("notes", ())),
+    )
+
+
+def _endpoint_view(llm: Any) -> dict[str, Any]:
+    return {
+        "provider": llm.provider,
+        "api_base": redact_url(llm.api_base),
+        "models": [m.name for m in llm.models],
+    }
+
+
+def _new_endpoint(
+    config: RunConfig, api_base: str | None, models: tuple[str, ...]
+) -> tuple[RunConfig, dict[str, Any]]:
+    """``config`` talking to ``api_base``/``models`` instead (resolved as ``run`` resolves its
+    flags), and what changed; nothing when neither is given or nothing differs."""
+    if api_base is None and not models:
+        return config, {}
+    resolved = resolve_llm_config(config.llm, api_base=api_base, models=models)
+    new = resolved.as_config()
+    before, after = _endpoint_view(config.llm), _endpoint_view(new)
+    if before == after:
+        return config, {}
+    change = {"from": before, "to": after, "notes": list(resolved.notes)}
+    return config.model_copy(update={"llm": new}), change
+
+
+def check_caps(max_total_tokens: int | None, max_cost: float | None) -> None:
+    """New budget caps must be positive (a one-line ``ConfigError`` naming the flag)."""
+    if max_total_tokens is not None and max_total_tokens <= 0:
+        raise ConfigError(f"--max-tokens {max_total_tokens}: give a number of tokens above 0")
+    if max_cost is not None and not (math.isfinite(max_cost) and max_cost > 0):
+        raise ConfigError(f"--max-cost {max_cost}: give a finite cost above 0")
 
 
 def _new_caps(
@@ -519,11 +583,14 @@ async def execute(
     stop: asyncio.Event | None = None,
     runtime: Runtime | None = None,
     run_id: str | None = None,
+    on_notice: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """Start a new run (or continue ``plan.run``) and drive it to its end.
 
     ``runtime``: services shared with other runs of this process (see :mod:`harness.runtime`);
-    ``run_id``: the new run's id, chosen by the caller (a benchmark records it first)."""
+    ``run_id``: the new run's id, chosen by the caller (a benchmark records it first);
+    ``on_notice``: told what the run finds worth saying while it runs (e.g. that its score is
+    an average of metrics)."""
     run_id = plan.run.id if plan.run else (run_id or new_run_id())
     async with open_services(plan, run_id, runtime) as services:
         card = plan.task.card
@@ -549,7 +616,7 @@ async def execute(
             )
         try:
             return await _drive(
-                plan, store, services, scaffold, env, run_id, on_start, on_progress, stop
+                plan, store, services, scaffold, run_id, on_start, on_progress, stop, on_notice
             )
         finally:
             await scaffold.aclose()
@@ -560,11 +627,11 @@ async def _drive(
     store: SQLiteStore,
     services: Services,
     scaffold: Scaffold,
-    env: BuildEnv,
     run_id: str,
     on_start: Callable[[RunRecord, Services], None] | None,
     on_progress: Callable[[Progress], None] | None,
     stop: asyncio.Event | None,
+    on_notice: Callable[[str], None] | None,
 ) -> RunSummary:
     me = owner_token()
     if plan.run is not None:
@@ -597,9 +664,26 @@ async def _drive(
         general=plan.config.general,
         seed_code=plan.seed_code,
         on_progress=on_progress,
+        objective=task_objective(plan.task),
+        on_notice=on_notice,
     )
-    if plan.run is not None:
+    made_by: dict[str, Any] = {"galapagos": galapagos_version(), "commit": git_commit()}
+    if plan.run is None:
+        controller.note("run_started", **made_by)
+    else:
         controller.restore()
+        started = store.events(run.id, ["run_started", "run_resumed"])
+        if not started or {k: started[-1].payload.get(k) for k in made_by} != made_by:
+            # Only another version is worth an event: a resume by the same one leaves the run
+            # as if it had never stopped (resume tests compare events with uninterrupted runs).
+            controller.note("run_resumed", **made_by)
+        if plan.endpoint_change:
+            change = {k: v for k, v in plan.endpoint_change.items() if k != "notes"}
+            controller.note(
+                "endpoint_changed",
+                run_updates={"config": plan.config.model_dump(mode="json")},
+                **change,
+            )
         if plan.budget_change:
             controller.note(
                 "budget_changed",
@@ -624,6 +708,12 @@ async def _drive(
         for watcher in watchers:
             watcher.cancel()
         store.fence(run.id, None)
+
+
+def task_objective(task: Task) -> Objective:
+    """What a run on ``task`` maximises: a native card's objective, else the reference's rule."""
+    native = (task.path / "task.yaml").is_file() and task.folder_config is None
+    return Objective(metric=task.card.metric, direction=task.card.direction, native=native)
 
 
 async def _watch(stop: asyncio.Event, controller: Controller) -> None:
@@ -661,15 +751,31 @@ def _cause(payload: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
-    """How many iterations produced no child, why (their last attempt, most common first), and
-    whether the seed program itself failed to evaluate."""
+    """How many iterations produced no child, why (their last attempt, most common first), how
+    many of them got no proposal at all (not done: a resume runs them again), and whether the
+    seed program itself failed to evaluate.  An iteration run again counts by its last
+    outcome."""
     seed_error = None
-    failed: list[int] = []
-    for event in store.events(run_id, ["seed", "iteration_failed"]):
-        if event.kind == "iteration_failed":
-            failed.append(event.iteration)
-        elif event.payload.get("failed"):
-            seed_error = str(event.payload.get("error") or event.payload.get("status") or "failed")
+    outcome: dict[int, str] = {}
+    kinds = ["seed", "iteration_failed", "iteration_not_done", "admit"]
+    for event in store.events(run_id, kinds):
+        if event.kind == "seed":
+            if event.payload.get("failed"):
+                seed_error = str(
+                    event.payload.get("error") or event.payload.get("status") or "failed"
+                )
+        elif event.kind == "admit":
+            if event.iteration:
+                outcome[event.iteration] = "ok"
+        elif event.kind == "iteration_failed":
+            outcome[event.iteration] = "failed"
+        else:
+            outcome[event.iteration] = "not_done"
+    # Only the trailing iterations without a proposal stay not done (as the controller rules):
+    # one followed by a done iteration is a plain failure.
+    last_done = max((i for i, what in outcome.items() if what != "not_done"), default=0)
+    outcome = {i: "failed" if w == "not_done" and i < last_done else w for i, w in outcome.items()}
+    failed = sorted(i for i, what in outcome.items() if what != "ok")
     causes: list[tuple[str, str]] = []
     if failed:  # attempts are read only for runs that have failures to explain
         last = {e.iteration: _cause(e.payload) for e in store.events(run_id, ["attempt"])}
@@ -678,6 +784,7 @@ def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
     example = dict(causes)  # the latest error of each outcome
     return {
         "iterations_failed": len(failed),
+        "iterations_not_done": sum(1 for i in failed if outcome[i] == "not_done"),
         "failure_reasons": [
             {"outcome": outcome, "iterations": count, "example": example[outcome][:300]}
             for outcome, count in reasons.most_common(3)
@@ -687,7 +794,10 @@ def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
 
 
 def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
-    """The fields scripts and CI read (``--json`` of run/runs/show)."""
+    """The fields scripts and CI read (``--json`` of run/runs/show); ``llm`` names the model,
+    provider and endpoint (redacted) that produced the run (:func:`harness.provenance.run_llm`);
+    ``cost_known`` is false when a model's price was unknown (its calls cost 0 here)."""
+    llm = run_llm(run.config)
     return {
         "run_id": run.id,
         "scaffold": run.scaffold,
@@ -703,6 +813,8 @@ def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
         "completion_tokens": run.completion_tokens,
         "tokens": run.tokens,
         "cost": run.cost,
+        "cost_known": not llm["price_unknown"],
+        "llm": llm,
         "created_at": run.created_at,
         "updated_at": run.updated_at,
         "error": run.error,

@@ -14,9 +14,18 @@ benchmarks whose runs are identical give identical tables.  Per scaffold × task
   of that run's final best (``best >= final - 0.01·|final|``);
 - ``evaluations``, ``failed_iterations`` (iterations that produced no valid program),
   ``failed_runs`` (failed or out of budget), ``tokens``, ``cost``: sums over seeds;
-- ``rank``: per task, by mean (1 = best; ties, also within 1e-9 relative, share the lower
-  rank); each scaffold's
+- ``ci_low``/``ci_high``: the 95 % percentile bootstrap interval of the mean over seeds;
+- ``best_raw``/``mean_raw``: the same on the task card's raw ``metric`` (its ``direction``:
+  the best raw value is the smallest for a minimisation), read from each run's best program;
+- ``rank``: per task, 1 + the number of scaffolds whose interval lies wholly above this one's:
+  scaffolds whose intervals overlap tie (:mod:`harness.benchmark.stats`); each scaffold's
   ``mean_rank`` is over the tasks where it has a rank.
+
+The table carries its ``provenance``: the model, provider and endpoint host of its runs (never
+several models pooled in one table: a benchmark is one endpoint configuration), iterations,
+seeds, each task's content hash, the Galapagos version (and commit) that made the runs, and for
+the offline model a loud "not a method result"; ``provenance["line"]`` is the caption every
+format prints.
 """
 
 from __future__ import annotations
@@ -28,17 +37,29 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from harness.benchmark.stats import RANK_RULE, bootstrap_ci, rank_by_intervals
 from harness.core.errors import ConfigError, HarnessError
+from harness.core.scoring import improves
 from harness.evaluation.task import load_task
+from harness.provenance import OFFLINE_LABEL, run_llm
 from harness.runs import failure_summary, run_status
 from harness.store.sqlite import SQLiteStore
 
 __all__ = ["best_so_far", "curves", "leaderboard", "resolve_benchmark", "write_csv"]
 
 ROW_FIELDS = (
-    "scaffold task seeds complete best mean std best_known gap iterations_to_99 evaluations "
-    "failed_iterations failed_runs tokens cost rank"
+    "scaffold task seeds complete best mean std ci_low ci_high raw_metric direction best_raw "
+    "mean_raw best_known gap iterations_to_99 evaluations failed_iterations failed_runs tokens "
+    "cost rank"
 ).split()
+#: Provenance columns of every CSV row (the CSV is read without its caption).
+PROVENANCE_FIELDS = (
+    "model provider endpoint_host iterations seeds_planned task_hash galapagos_version note"
+).split()
+OFFLINE_NOTE = (
+    "offline model — NOT a method result (a literal-perturbing operator, not an LLM: its "
+    "numbers measure the pipeline, see docs/benchmarking.md)"
+)
 
 
 def resolve_benchmark(store: SQLiteStore, name: str | None) -> str:
@@ -63,7 +84,7 @@ def best_so_far(history: Iterable[tuple[int, float | None]], iterations: int) ->
     current: float | None = None
     for i in range(iterations + 1):
         value = by_iteration.get(i)
-        if value is not None and (current is None or value > current):
+        if value is not None and improves(value, current):  # the runs' own margin
             current = value
         out.append(current)
     return out
@@ -78,13 +99,18 @@ def _iterations_to_99(history: list[tuple[int, float | None]]) -> int | None:
     return next(i for i, v in values if v >= target)
 
 
-def _best_known(task: str, task_path: str) -> float | None:
+def _card(task: str, task_path: str) -> dict[str, Any]:
+    """What the table needs of a task's card: best known (score scale), raw metric, direction."""
     try:
         card = load_task(task_path if task_path and Path(task_path).is_dir() else task).card
     except HarnessError:
-        return None
+        return {"best_known": None, "metric": None, "direction": "maximize"}
     known = card.best_known
-    return known.combined_score if known is not None else None
+    return {
+        "best_known": known.combined_score if known is not None else None,
+        "metric": card.metric,
+        "direction": card.direction,
+    }
 
 
 def _cell_rows(store: SQLiteStore, name: str) -> list[dict[str, Any]]:
@@ -107,6 +133,10 @@ def _cell_rows(store: SQLiteStore, name: str) -> list[dict[str, Any]]:
             "tokens": 0,
             "cost": 0.0,
             "task_path": "",
+            "task_hash": "",
+            "best_metrics": {},
+            "llm": None,
+            "made_by": None,
         }
         run = None
         if cell.run_id:
@@ -130,22 +160,50 @@ def _cell_rows(store: SQLiteStore, name: str) -> list[dict[str, Any]]:
                 tokens=run.tokens,
                 cost=run.cost,
                 task_path=run.task_path,
+                task_hash=run.task_hash,
+                best_metrics=_best_metrics(store, run.id, run.best_program_id),
+                llm=run_llm(run.config),
+                made_by=_made_by(store, run.id),
             )
         rows.append(row)
     return rows
 
 
+def _best_metrics(store: SQLiteStore, run_id: str, program_id: str | None) -> dict[str, Any]:
+    program = store.program(run_id, program_id) if program_id else None
+    return dict(program.metrics) if program is not None else {}
+
+
+def _made_by(store: SQLiteStore, run_id: str) -> str | None:
+    """The Galapagos version (and commit) that started the run (``None``: not recorded)."""
+    events = store.events(run_id, ["run_started"])
+    if not events:
+        return None
+    payload = events[0].payload
+    commit = payload.get("commit")
+    return f"{payload.get('galapagos')}" + (f" ({str(commit)[:10]})" if commit else "")
+
+
 def _aggregate(
-    scaffold: str, task: str, cells: list[dict[str, Any]], known: float | None
+    scaffold: str, task: str, cells: list[dict[str, Any]], card: dict[str, Any]
 ) -> dict[str, Any]:
     # A failed run's score is the failure's 0, not a result: it counts in ``failed_runs``.
     scored = [c for c in cells if c["best_score"] is not None and c["status"] != "failed"]
     values = [float(c["best_score"]) for c in scored]
     mean = statistics.fmean(values) if values else None
     to99 = [c["iterations_to_99"] for c in scored if c["iterations_to_99"] is not None]
+    known = card["best_known"]
     gap = None
     if mean is not None and known is not None and known != 0:
         gap = (known - mean) / abs(known)
+    ci = bootstrap_ci(values) if values else (None, None)
+    metric = card["metric"]
+    raws = [
+        float(c["best_metrics"][metric])
+        for c in scored
+        if metric and isinstance(c["best_metrics"].get(metric), int | float)
+    ]
+    pick = min if card["direction"] == "minimize" else max
     return {
         "scaffold": scaffold,
         "task": task,
@@ -154,6 +212,12 @@ def _aggregate(
         "best": max(values) if values else None,
         "mean": mean,
         "std": statistics.stdev(values) if len(values) > 1 else (0.0 if values else None),
+        "ci_low": ci[0],
+        "ci_high": ci[1],
+        "raw_metric": metric,
+        "direction": card["direction"],
+        "best_raw": pick(raws) if raws else None,
+        "mean_raw": statistics.fmean(raws) if raws else None,
         "best_known": known,
         "gap": gap,
         "iterations_to_99": statistics.fmean(to99) if to99 else None,
@@ -166,20 +230,58 @@ def _aggregate(
     }
 
 
-def _rank(rows: list[dict[str, Any]]) -> None:
-    for task in dict.fromkeys(r["task"] for r in rows):
-        ranked = sorted(
-            (r for r in rows if r["task"] == task and r["mean"] is not None),
-            key=lambda r: -r["mean"],
-        )
-        for r in ranked:
-            r["rank"] = 1 + sum(1 for other in ranked if _above(other["mean"], r["mean"]))
-
-
-def _above(a: float, b: float) -> bool:
-    """``a`` beats ``b`` by more than float noise (1e-9 relative): means that differ only in
-    their last digits are ties, not ranks."""
-    return a - b > 1e-9 * max(1.0, abs(a), abs(b))
+def provenance(name: str, matrix: dict[str, Any], cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """What produced the table's numbers (see the module docstring), with its caption line."""
+    llms = [c["llm"] for c in cells if c["llm"]]
+    planned = matrix.get("llm") or {}
+    mixed = sorted({f"{x['label']} @ {x['host']}" if x["host"] else x["label"] for x in llms})
+    if llms:
+        llm = llms[0]
+        models = list(dict.fromkeys(m for x in llms for m in x["models"]))
+        provider, host, label = llm["provider"], llm["host"], llm["label"]
+        if len(mixed) > 1:  # a cell resumed elsewhere: say so, never pass it off as one model
+            label = "MIXED MODELS (" + "; ".join(mixed) + ")"
+    else:  # no run yet: what the matrix asked for
+        models = list(planned.get("models") or [])
+        provider = "offline" if planned.get("provider") == "offline" else "openai-compatible"
+        host, label = None, OFFLINE_LABEL if provider == "offline" else " + ".join(models)
+    offline = provider == "offline" and len(mixed) <= 1
+    some_offline = any(x["provider"] == "offline" for x in llms)
+    tasks: dict[str, list[str]] = {}
+    for cell in cells:
+        if cell["task_hash"]:
+            tasks.setdefault(cell["task"], [])
+            if cell["task_hash"][:8] not in tasks[cell["task"]]:
+                tasks[cell["task"]].append(cell["task_hash"][:8])
+    made_by = sorted({c["made_by"] for c in cells if c["made_by"]})
+    seeds, iterations = len(matrix.get("seeds") or []), int(matrix.get("iterations") or 0)
+    if offline:
+        who = OFFLINE_NOTE
+    elif len(mixed) > 1:
+        who = f"model {label}" + (f"; some cells: {OFFLINE_NOTE}" if some_offline else "")
+    else:
+        who = f"model {label} via {provider}" + (f" ({host})" if host else "")
+    versions = ", ".join(f"{t}@{'/'.join(h)}" for t, h in tasks.items()) or "no run yet"
+    line = (
+        f"benchmark {name}: {who}; {seeds} seed{'s' if seeds != 1 else ''} × {iterations} "
+        f"iterations; tasks {versions}; Galapagos {', '.join(made_by) or 'version not recorded'}"
+        f"; {RANK_RULE}"
+    )
+    return {
+        "benchmark": name,
+        "offline": offline,
+        "note": OFFLINE_NOTE if offline or some_offline else "",
+        "model": label,
+        "models": models,
+        "provider": provider,
+        "endpoint_host": host,
+        "iterations": iterations,
+        "seeds": seeds,
+        "task_hashes": tasks,
+        "galapagos": made_by,
+        "rank_rule": RANK_RULE,
+        "line": line,
+    }
 
 
 def leaderboard(store: SQLiteStore, name: str) -> dict[str, Any]:
@@ -188,16 +290,18 @@ def leaderboard(store: SQLiteStore, name: str) -> dict[str, Any]:
     if matrix is None:
         raise ConfigError(f"no benchmark {name!r} in {store.path}")
     cells = _cell_rows(store, name)
-    known: dict[str, float | None] = {}
+    cards: dict[str, dict[str, Any]] = {}
     for cell in cells:
-        if cell["task"] not in known:
-            known[cell["task"]] = _best_known(cell["task"], cell["task_path"])
+        if cell["task"] not in cards:
+            cards[cell["task"]] = _card(cell["task"], cell["task_path"])
     rows = []
     for scaffold in matrix["scaffolds"]:
         for task in matrix["tasks"]:
             mine = [c for c in cells if c["scaffold"] == scaffold and c["task"] == task]
-            rows.append(_aggregate(scaffold, task, mine, known.get(task)))
-    _rank(rows)
+            card = cards.get(task) or {"best_known": None, "metric": None, "direction": "maximize"}
+            rows.append(_aggregate(scaffold, task, mine, card))
+    rank_by_intervals(rows)
+    source = provenance(name, matrix, cells)
     scaffolds = []
     for scaffold in matrix["scaffolds"]:
         ranks = [r["rank"] for r in rows if r["scaffold"] == scaffold and r["rank"] is not None]
@@ -209,12 +313,14 @@ def leaderboard(store: SQLiteStore, name: str) -> dict[str, Any]:
             }
         )
     for cell in cells:
-        del cell["task_path"]
+        for key in ("task_path", "best_metrics", "llm", "made_by"):
+            del cell[key]
     status_counts: dict[str, int] = {}
     for cell in cells:
         status_counts[cell["status"]] = status_counts.get(cell["status"], 0) + 1
     return {
         "benchmark": name,
+        "provenance": source,
         "matrix": matrix,
         "status": status_counts,
         "rows": rows,
@@ -241,16 +347,44 @@ def curves(store: SQLiteStore, name: str) -> dict[str, dict[str, list[list[float
 
 
 def write_csv(table: dict[str, Any], path: Path) -> None:
-    """The scaffold × task rows as CSV (one line per row, the JSON's field names)."""
+    """The scaffold × task rows as CSV (see :func:`csv_text`)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=ROW_FIELDS)
-            writer.writeheader()
-            for row in table["rows"]:
-                writer.writerow({k: _csv_value(row[k]) for k in ROW_FIELDS})
+        path.write_text(csv_text(table), encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"--csv {path}: cannot write it ({exc.strerror or exc})") from exc
+
+
+def csv_text(table: dict[str, Any]) -> str:
+    """One line per scaffold × task row (the JSON's field names), each with the provenance
+    columns, so a row read alone still says what produced it."""
+    import io
+
+    source = table["provenance"]
+    fixed = {
+        "model": source["model"],
+        "provider": source["provider"],
+        "endpoint_host": source["endpoint_host"],
+        "iterations": source["iterations"],
+        "seeds_planned": source["seeds"],
+        "galapagos_version": "; ".join(source["galapagos"]),
+        "note": source["note"],
+    }
+    buffer = io.StringIO()
+    writer = csv.DictWriter(
+        buffer, fieldnames=[*ROW_FIELDS, *PROVENANCE_FIELDS], lineterminator="\n"
+    )
+    writer.writeheader()
+    for row in table["rows"]:
+        hashes = "/".join(source["task_hashes"].get(row["task"], []))
+        writer.writerow(
+            {
+                **{k: _csv_value(row[k]) for k in ROW_FIELDS},
+                **{k: _csv_value(v) for k, v in fixed.items()},
+                "task_hash": hashes,
+            }
+        )
+    return buffer.getvalue()
 
 
 def _csv_value(value: Any) -> Any:

@@ -5,13 +5,18 @@
   few seeds and be dominated by one run with more), and the task's best-known score as a
   dashed line when it is known;
 - ``heatmap.svg/.png``: scaffold × task, each cell the mean best score as a fraction of the
-  task's best known (the score itself when none is known), with the rank written in it.
+  task's best known (the score itself when none is known), with the rank written in it (``=``
+  when it ties: overlapping 95 % bootstrap intervals).
+
+Every figure carries the table's provenance line at its foot, and the offline model's "not a
+method result" in red at its top.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +30,8 @@ def _pyplot() -> Any:
         import matplotlib
 
         matplotlib.use("Agg")
+        # SVG text stays text (editable in a paper's figure, searchable), not glyph outlines.
+        matplotlib.rcParams["svg.fonttype"] = "none"
         import matplotlib.pyplot as plt
         from matplotlib.ticker import MaxNLocator
     except ImportError as exc:  # a dependency of the distribution; say how to get it back
@@ -65,7 +72,6 @@ def write_plots(
         raise ConfigError(f"--plots {folder}: cannot create it ({exc.strerror or exc})") from exc
     written: list[Path] = []
     known = {r["task"]: r["best_known"] for r in table["rows"]}
-    name = table["benchmark"]
     for task in table["matrix"]["tasks"]:
         by_scaffold = curves.get(task, {})
         if not by_scaffold:
@@ -99,8 +105,7 @@ def write_plots(
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-        fig.text(0.01, 0.01, f"benchmark {name}", fontsize=7, color="grey")
-        fig.tight_layout()
+        _caption(fig, table)
         written += _save(fig, folder / f"curves_{_slug(task)}")
         plt.close(fig)
     written += _heatmap(plt, table, folder)
@@ -112,6 +117,10 @@ def _heatmap(plt: Any, table: dict[str, Any], folder: Path) -> list[Path]:
     if not scaffolds or not tasks:
         return []
     rows = {(r["scaffold"], r["task"]): r for r in table["rows"]}
+    ties: dict[tuple[str, Any], int] = {}
+    for r in table["rows"]:
+        if r["rank"]:
+            ties[(r["task"], r["rank"])] = ties.get((r["task"], r["rank"]), 0) + 1
     grid: list[list[float]] = []
     for scaffold in scaffolds:
         line = []
@@ -136,7 +145,8 @@ def _heatmap(plt: Any, table: dict[str, Any], folder: Path) -> list[Path]:
             if r["mean"] is None:
                 text = "–"
             else:
-                text = f"{grid[y][x]:.3f}" + (f"\n#{r['rank']}" if r["rank"] else "")
+                tie = "=" if ties.get((task, r["rank"]), 0) > 1 else ""
+                text = f"{grid[y][x]:.3f}" + (f"\n#{r['rank']}{tie}" if r["rank"] else "")
             value = grid[y][x]
             light = not math.isnan(value) and value < _midpoint(grid)
             ax.text(x, y, text, ha="center", va="center", fontsize=7,
@@ -145,10 +155,27 @@ def _heatmap(plt: Any, table: dict[str, Any], folder: Path) -> list[Path]:
     ax.set_title(
         f"{table['benchmark']}: mean best score as a fraction of the best known", fontsize=10
     )
-    fig.tight_layout()
+    _caption(fig, table)
     written = _save(fig, folder / "heatmap")
     plt.close(fig)
     return written
+
+
+def _caption(fig: Any, table: dict[str, Any]) -> None:
+    """The provenance line at the figure's foot; the offline model's note in red at its top."""
+    source = table["provenance"]
+    # About 18 characters of 6-point text per inch of figure width.
+    lines = textwrap.wrap(source["line"], width=int(fig.get_figwidth() * 18))
+    fig.text(0.01, 0.01, "\n".join(lines), fontsize=6, color="dimgrey", va="bottom")
+    bottom = 0.03 + 0.022 * len(lines)
+    top = 1.0
+    if source["offline"]:
+        fig.text(
+            0.5, 0.995, "OFFLINE MODEL — NOT A METHOD RESULT", fontsize=9, color="red",
+            ha="center", va="top", weight="bold",
+        )  # fmt: skip
+        top = 0.95
+    fig.tight_layout(rect=(0, min(bottom, 0.4), 1, top))
 
 
 def _midpoint(grid: list[list[float]]) -> float:

@@ -12,7 +12,7 @@ from harness.cli import bench, catalog, runs, serve, show
 from harness.cli import sandbox as sandbox_cmd
 from harness.cli import strategy as strategy_cmd
 from harness.cli import task as task_cmd
-from harness.cli._output import HELP_MARKUP, state
+from harness.cli._output import HELP_MARKUP, run_app, state
 
 app = typer.Typer(
     name="galapagos",
@@ -70,4 +70,4 @@ app.add_typer(strategy_cmd.app, name="strategy")
 
 
 def main() -> None:
-    app(prog_name="galapagos")
+    run_app(app, "galapagos")

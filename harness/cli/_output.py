@@ -24,16 +24,20 @@ __all__ = [
     "HELP_MARKUP",
     "StoreOpt",
     "Terminated",
+    "announce_new_store",
+    "clip",
     "err",
     "fmt_score",
     "guard",
     "open_existing_store",
     "out",
     "print_json",
+    "run_app",
     "run_terminable",
     "state",
     "status_word",
     "store_for_listing",
+    "store_for_writing",
     "store_hint",
 ]
 
@@ -121,6 +125,34 @@ def open_existing_store(path: Path | None = None) -> SQLiteStore:
     return SQLiteStore(target)
 
 
+def store_for_writing(path: Path | None, *, announce: bool = True) -> Path:
+    """Where a command that creates runs writes: ``path`` (``--store`` or ``GALAPAGOS_STORE``)
+    or the default.  A named store in a folder that does not exist is a mistyped path, not a
+    new store: an error (exit 2), nothing created.  A new file in an existing folder is said
+    (``announce``; a caller that validates more first says it itself, with
+    :func:`announce_new_store`)."""
+    if path is None:
+        return default_store_path()
+    target = path.expanduser()
+    if target.is_file():
+        return target
+    if target.exists():
+        raise ConfigError(f"--store {path}: not a file; give the path of a run store (SQLite)")
+    if not target.parent.is_dir():
+        raise ConfigError(
+            f"--store {path}: the folder {target.parent} does not exist (a typo?); create it "
+            "first to start a new run store there"
+        )
+    if announce:
+        announce_new_store(target)
+    return target
+
+
+def announce_new_store(target: Path) -> None:
+    if not target.exists():
+        err.print(f"note: new run store {target}", soft_wrap=True)
+
+
 def store_for_listing(path: Path | None) -> SQLiteStore | None:
     """The run store a listing reads, or ``None`` when it does not exist yet (a listing of a
     store no run has created is empty, not an error; nothing is created)."""
@@ -140,6 +172,18 @@ def store_hint(path: Path | None) -> str:
     if env and Path(env).expanduser().resolve() == Path(path).expanduser().resolve():
         return ""
     return f" --store {path}"
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` on one line, cut at a word boundary before ``width`` with `` …`` (never
+    mid-word)."""
+    line = " ".join(text.split())
+    if len(line) <= width:
+        return line
+    cut = line[: width - 2]
+    if " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + " …"
 
 
 def fmt_score(value: float | None) -> str:
@@ -195,6 +239,34 @@ def guard(func: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(code=1) from None
 
     return wrapper
+
+
+def run_app(app: typer.Typer, prog_name: str) -> None:
+    """Run the CLI; a usage error (an unknown option, a bad value) is one line with a pointer
+    to the help, as every other error, instead of click's three-line block.
+
+    typer 0.29 carries its own copy of click, whose exception classes are private: they are
+    told apart by the public base class and their attributes."""
+    try:
+        code = app(prog_name=prog_name, standalone_mode=False)
+    except typer.TyperException as exc:
+        ctx = getattr(exc, "ctx", None)
+        exit_code = int(getattr(exc, "exit_code", 1))
+        usage = exit_code == 2 and type(exc).__name__ != "NoArgsIsHelpError"
+        if usage and hasattr(exc, "format_message"):
+            where = getattr(ctx, "command_path", None) or prog_name
+            err.print(
+                f"[bold red]error:[/] {escape(_one_line(exc.format_message()))} "
+                f"(see {where} --help)",
+                soft_wrap=True,
+            )
+        elif callable(show := getattr(exc, "show", None)):  # ``galapagos task``: its help
+            show()
+        sys.exit(exit_code)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _one_line(text: str) -> str:

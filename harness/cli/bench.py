@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
-from rich.console import Group
+from rich.console import Console, Group
 from rich.live import Live
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -27,20 +29,26 @@ from harness.benchmark import (
     split_list,
     write_csv,
 )
+from harness.benchmark.leaderboard import csv_text
 from harness.benchmark.matrix import BenchmarkPlan
+from harness.benchmark.render import COLUMNS, RANK_COLUMNS, cells, latex, markdown, rank_cells
+from harness.benchmark.render import sorted_rows as table_rows
 from harness.benchmark.runner import BenchmarkResult
 from harness.cli._output import (
     StoreOpt,
+    announce_new_store,
+    clip,
     err,
     fmt_score,
     guard,
     open_existing_store,
     out,
     print_json,
+    store_for_writing,
 )
 from harness.runs import open_store
 from harness.runtime import Runtime
-from harness.store.sqlite import SQLiteStore, default_store_path
+from harness.store.sqlite import SQLiteStore
 
 __all__ = ["register"]
 
@@ -130,9 +138,11 @@ def bench(
         max_cost=max_cost,
         max_tokens=max_tokens,
     )
-    target = store or default_store_path()
+    target = store_for_writing(store, announce=False)
     # Bad input fails before the store is created or changed.
     plan = plan_benchmark(spec, SQLiteStore(target) if target.is_file() else None)
+    if store is not None:
+        announce_new_store(target)
     st = open_store(target)
     states = prepare_cells(plan, st, retry_failed=retry_failed)
     result = asyncio.run(_run(plan, st, states, parallel, max_containers, as_json, ray_address))
@@ -248,7 +258,7 @@ class _View:
                 f"{state.scaffold} × {state.task} × seed {state.seed}: {state.status}, "
                 f"{state.iterations_done}/{state.max_iterations} iterations, best "
                 f"{fmt_score(state.best_score)}"
-                + (f" ({escape(state.error[:200])})" if state.error else "")
+                + (f" ({escape(clip(state.error, 300))})" if state.error else "")
                 + f"  [{self._counts()}]",
                 soft_wrap=True,
                 highlight=False,
@@ -315,7 +325,7 @@ def _print_end(result: BenchmarkResult, store: Path | None) -> None:
     for cell in result.failed:
         err.print(
             f"[yellow]failed:[/] {cell.scaffold} × {cell.task} × seed {cell.seed} "
-            f"({cell.run_id or 'no run'}): {escape(cell.error[:300])}",
+            f"({cell.run_id or 'no run'}): {escape(clip(cell.error, 400))}",
             soft_wrap=True,
         )
     if result.interrupted and not result.halted:
@@ -323,12 +333,24 @@ def _print_end(result: BenchmarkResult, store: Path | None) -> None:
     err.print(f"table: galapagos leaderboard --bench {result.name}{hint}", soft_wrap=True)
 
 
+Format = Literal["text", "markdown", "latex", "csv", "json"]
+
+
 @guard
 def leaderboard_cmd(
     bench_name: Annotated[
         str | None, typer.Option("--bench", help="Benchmark name (default: the newest).")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+    fmt: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            "-f",
+            help="text (default), markdown, latex, csv or json on stdout; each carries the "
+            "provenance line (model, seeds, iterations, task versions, Galapagos version).",
+        ),
+    ] = "text",
+    as_json: Annotated[bool, typer.Option("--json", help="The same as --format json.")] = False,
     csv_file: Annotated[
         Path | None, typer.Option("--csv", help="Also write the scaffold × task rows as CSV.")
     ] = None,
@@ -338,12 +360,15 @@ def leaderboard_cmd(
     ] = None,
     store: StoreOpt = None,
 ) -> None:
-    """Per scaffold × task: best, mean ± std over seeds, gap to the best known, ranks."""
+    """Per scaffold × task: best, mean ± std and a 95% bootstrap CI over seeds, the raw
+    objective, the gap to the best known, ranks (tied while the intervals overlap)."""
     st = open_existing_store(store)
     name = resolve_benchmark(st, bench_name)
     if bench_name is None:
         err.print(f"benchmark {name} (the newest; choose one with --bench)")
     table = leaderboard(st, name)
+    if table["provenance"]["offline"]:
+        err.print(f"[bold yellow]{escape(table['provenance']['note'])}[/]", soft_wrap=True)
     if csv_file is not None:
         write_csv(table, csv_file)
         err.print(f"wrote {csv_file}")
@@ -352,57 +377,35 @@ def leaderboard_cmd(
 
         files = write_plots(table, curves(st, name), plots)
         err.print(f"wrote {len(files)} figures into {plots}")
-    if as_json:
+    fmt = "json" if as_json else fmt
+    if fmt == "json":
         print_json(table)
-        return
-    _print_table(table)
-
-
-def _fmt(value: float | None, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}g}"
+    elif fmt == "markdown":
+        sys.stdout.write(markdown(table))
+    elif fmt == "latex":
+        sys.stdout.write(latex(table))
+    elif fmt == "csv":
+        sys.stdout.write(csv_text(table))
+    else:
+        _print_table(table)
 
 
 def _print_table(table: dict[str, Any]) -> None:
-    t = Table(box=None, padding=(0, 1), title=f"benchmark {table['benchmark']}")
-    for column in (
-        "task",
-        "scaffold",
-        "rank",
-        "best",
-        "mean ± std",
-        "n",
-        "best known",
-        "gap",
-        "it→99%",
-        "evals",
-        "failed it/runs",
-        "tokens",
-        "cost",
-    ):
-        t.add_column(column, no_wrap=column in ("rank", "n"))
-    rows = sorted(table["rows"], key=lambda r: (r["task"], r["rank"] or 1e9, r["scaffold"]))
-    for r in rows:
-        t.add_row(
-            r["task"],
-            r["scaffold"],
-            str(r["rank"] or "-"),
-            fmt_score(r["best"]),
-            f"{_fmt(r['mean'])} ± {_fmt(r['std'], 2)}",
-            f"{r['seeds']}",
-            _fmt(r["best_known"]),
-            "-" if r["gap"] is None else f"{100 * r['gap']:.1f}%",
-            _fmt(r["iterations_to_99"], 3),
-            str(r["evaluations"]),
-            f"{r['failed_iterations']}/{r['failed_runs']}",
-            str(r["tokens"]),
-            f"{r['cost']:.4f}",
-        )
-    out.print(t)
+    source = table["provenance"]
+    out.print(escape(source["line"]), style="bold yellow" if source["offline"] else None)
+    t = Table(box=None, padding=(0, 1))
+    for column in COLUMNS:
+        t.add_column(column, no_wrap=True)  # names and numbers are copied: never cut or folded
+    for row in table_rows(table):
+        t.add_row(*(escape(c) for c in cells(row)))
+    # As wide as the table needs (a narrow terminal wraps lines: nothing is cut).
+    wide = Measurement.get(out, out.options.update(width=100_000), t).maximum
+    Console(width=max(wide, out.width), highlight=False).print(t)
     ranks = Table(box=None, padding=(0, 1), title="mean rank per scaffold")
-    for column in ("scaffold", "mean rank", "tasks"):
+    for column in RANK_COLUMNS:
         ranks.add_column(column)
-    for s in sorted(table["scaffolds"], key=lambda s: (s["mean_rank"] or 1e9, s["scaffold"])):
-        ranks.add_row(s["scaffold"], _fmt(s["mean_rank"], 3), str(s["tasks_ranked"]))
+    for ranked in rank_cells(table):
+        ranks.add_row(*ranked)
     out.print(ranks)
     counts = ", ".join(f"{n} {k}" for k, n in sorted(table["status"].items()))
     err.print(f"cells: {counts}")

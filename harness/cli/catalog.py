@@ -6,13 +6,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from harness.cli._output import StoreOpt, fmt_score, guard, out, print_json, store_for_listing
 from harness.core.config import SLOTS
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.registry import get_spec, list_blocks, list_scaffolds
-from harness.evaluation.task import list_tasks, load_task
+from harness.evaluation.task import list_tasks, load_task, tasks_root
+from harness.provenance import run_llm
+from harness.store.base import RunRecord
+from harness.store.sqlite import SQLiteStore
 
 __all__ = ["register"]
 
@@ -62,76 +66,92 @@ def blocks(
 
 @guard
 def tasks(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """List the shipped tasks: objective, best-known value, best score any stored run reached."""
-    best, best_run = _stored_bests(store)
+    """List the tasks: shipped, from GALAPAGOS_TASKS, and every other task a stored run used,
+    with the objective, the best-known value and the best stored run (its model named)."""
+    st = store_for_listing(store)
+    runs = st.list_runs() if st is not None else []
     rows: list[dict[str, Any]] = []
-    for name in list_tasks():
-        try:
-            card = load_task(name).card
-        except HarnessError as exc:
-            rows.append({"name": name, "error": str(exc)})
-            continue
-        known = card.best_known
-        stored_score, stored_metrics = best.get(name, (None, {}))
-        rows.append(
-            {
-                "name": name,
-                "objective": card.objective,
-                "direction": card.direction,
-                "best_known": known.value if known else None,
-                "best_known_source": known.source if known else None,
-                "best_known_combined_score": known.combined_score if known else None,
-                "best_stored_score": stored_score,
-                "best_stored_run": best_run.get(name),
-                "best_stored_value": stored_metrics.get(card.metric) if card.metric else None,
-            }
-        )
+    shipped = set(list_tasks(tasks_root()))
+    try:
+        for name in list_tasks():
+            source = "shipped" if name in shipped else "GALAPAGOS_TASKS"
+            rows.append(_task_row(st, name, name, source, [r for r in runs if r.task == name]))
+        known = {row["name"] for row in rows}
+        by_path: dict[tuple[str, str], list[RunRecord]] = {}
+        for run in runs:
+            if run.task not in known:
+                by_path.setdefault((run.task, run.task_path or run.task), []).append(run)
+        for (name, path), members in sorted(by_path.items()):
+            source = path if Path(path).is_dir() else f"{path} (folder gone)"
+            rows.append(_task_row(st, name, path, source, members))
+    finally:
+        if st is not None:
+            st.close()
     if as_json:
         print_json(rows)
         return
     table = Table(box=None)
     longest = max((len(r["name"]) for r in rows), default=4)
     table.add_column("task", no_wrap=True, min_width=longest)  # names are typed: never cut
+    table.add_column("from", overflow="fold")
     table.add_column("objective", overflow="fold", ratio=1)
     table.add_column("best known value", overflow="fold")
     table.add_column("best stored value", overflow="fold")
-    table.add_column("its combined_score", overflow="fold")
-    runs = [r.get("best_stored_run") or "" for r in rows]
-    table.add_column("best run", no_wrap=True, min_width=max((len(x) for x in runs), default=3))
+    table.add_column("its score", overflow="fold")
+    table.add_column("model", overflow="fold")
+    ids = [r.get("best_stored_run") or "" for r in rows]
+    table.add_column("best run", no_wrap=True, min_width=max((len(x) for x in ids), default=3))
     for row in rows:
         if "error" in row:
-            table.add_row(row["name"], f"[red]{row['error']}[/]", "", "", "", "")
+            table.add_row(row["name"], row["source"], f"[red]{escape(row['error'])}[/]")
             continue
         table.add_row(
             row["name"],
-            row["objective"],
+            escape(row["source"]),
+            escape(row["objective"] or "-"),
             fmt_score(row["best_known"]),
             fmt_score(row["best_stored_value"]),
             fmt_score(row["best_stored_score"]),
+            escape(row["best_stored_model"] or "-"),
             row["best_stored_run"] or "-",
         )
     out.print(table)
 
 
-def _stored_bests(
-    store: Path | None,
-) -> tuple[dict[str, tuple[float, dict[str, Any]]], dict[str, str]]:
-    """Per task: the best stored score with its program's metrics, and the run that reached it.
-
-    A store that does not exist yet (named or default) only means no run has been made yet.
-    """
-    st = store_for_listing(store)
-    if st is None:
-        return {}, {}
+def _task_row(
+    st: SQLiteStore | None, name: str, ref: str, source: str, runs: list[RunRecord]
+) -> dict[str, Any]:
+    """One task: its card (or why it does not load) and its best stored run.  A failed run's
+    score is its failure, not a result: it is never the best stored."""
+    row: dict[str, Any] = {"name": name, "source": source}
     try:
-        best = st.best_by_task()
-        run_ids: dict[str, str] = {}
-        for run in st.list_runs():  # newest first: of tied runs, the newest is named
-            if run.best_score is not None and run.best_score == best.get(run.task, (None,))[0]:
-                run_ids.setdefault(run.task, run.id)
-    finally:
-        st.close()
-    return best, run_ids
+        card = load_task(ref).card
+    except HarnessError as exc:
+        card = None
+        if not runs:
+            return {**row, "error": str(exc)}
+    known = card.best_known if card else None
+    scored = [r for r in runs if r.best_score is not None and r.status != "failed"]
+    best = max(scored, key=lambda r: (r.best_score, r.created_at), default=None)
+    value = None
+    if st is not None and best is not None and card and card.metric and best.best_program_id:
+        program = st.program(best.id, best.best_program_id)
+        value = program.metrics.get(card.metric) if program else None
+    llm = run_llm(best.config) if best is not None else None
+    return {
+        **row,
+        "objective": card.objective if card else None,
+        "direction": card.direction if card else None,
+        "best_known": known.value if known else None,
+        "best_known_source": known.source if known else None,
+        "best_known_combined_score": known.combined_score if known else None,
+        "stored_runs": len(runs),
+        "best_stored_score": best.best_score if best else None,
+        "best_stored_run": best.id if best else None,
+        "best_stored_value": value,
+        "best_stored_model": llm["label"] if llm else None,
+        "best_stored_llm": llm,
+    }
 
 
 def register(app: typer.Typer) -> None:

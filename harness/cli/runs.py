@@ -23,14 +23,17 @@ from harness.cli._output import (
     out,
     print_json,
     store_for_listing,
+    store_for_writing,
     store_hint,
 )
 from harness.core.controller import Progress as RunProgress
 from harness.core.controller import RunSummary
 from harness.core.errors import ConfigError
+from harness.export import is_bundle, plan_rerun
 from harness.runs import (
     RunPlan,
     Services,
+    check_caps,
     describe_run,
     execute,
     open_store,
@@ -55,6 +58,16 @@ OFFLINE_NOTICE = (
 QuietOpt = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress output (errors and the summary stay).")
 ]
+ApiBaseOpt = Annotated[
+    str | None, typer.Option("--api-base", help="OpenAI-compatible endpoint URL.")
+]
+ModelOpt = Annotated[
+    list[str] | None, typer.Option("--model", "-m", help="Model name (repeat for an ensemble).")
+]
+
+
+def _models(model: list[str] | None) -> tuple[str, ...]:
+    return tuple(name for item in (model or []) for name in item.split(",") if name.strip())
 
 
 @guard
@@ -84,12 +97,28 @@ def run(
         list[str] | None,
         typer.Option("--set", help="Override a config key: section.key=value (repeatable)."),
     ] = None,
-    api_base: Annotated[
-        str | None, typer.Option("--api-base", help="OpenAI-compatible endpoint URL.")
+    api_base: ApiBaseOpt = None,
+    model: ModelOpt = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            help="Cost cap of the run in USD (llm.max_cost); refused when a model's price is "
+            "unknown.",
+        ),
     ] = None,
-    model: Annotated[
-        list[str] | None, typer.Option("--model", "-m", help="Model name (repeat for an ensemble).")
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", help="Token cap of the run (llm.max_total_tokens)."),
     ] = None,
+    keep_going: Annotated[
+        bool,
+        typer.Option(
+            "--keep-going",
+            help="Do not stop when the task's evaluator fails the same way on consecutive "
+            "candidates (general.max_consecutive_evaluator_errors: 0).",
+        ),
+    ] = False,
     sandbox: Annotated[
         str | None,
         typer.Option(
@@ -109,8 +138,9 @@ def run(
         str | None,
         typer.Option(
             "--from",
-            help="Start from this stored run's best program instead of the task's initial "
-            "program (RUN or RUN:PROGRAM_ID).",
+            help="RUN or RUN:PROGRAM_ID: start from this stored run's best (or that) program "
+            "instead of the task's initial program.  An export folder (galapagos export): rerun "
+            "the exported run as it was (its task files, scaffold, config and seed).",
         ),
     ] = None,
     offline: Annotated[
@@ -125,9 +155,27 @@ def run(
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Run a scaffold on a task (a compat folder without --scaffold: its own method)."""
-    models = tuple(name for item in (model or []) for name in item.split(",") if name.strip())
+    """Run a scaffold on a task (a compat folder without --scaffold: its own method), or rerun
+    an export (--from FOLDER)."""
+    models = _models(model)
     origin = None
+    if from_run is not None and is_bundle(from_run):
+        given = {
+            "--task": task, "--scaffold": scaffold, "--iterations": iterations, "--seed": seed,
+            "--config": config, "--set": set_, "--max-cost": max_cost, "--max-tokens": max_tokens,
+            "--keep-going": keep_going or None, "--task-config": task_config,
+        }  # fmt: skip
+        extra = [flag for flag, value in given.items() if value]
+        if extra:
+            raise ConfigError(
+                f"--from {from_run} reruns an export as it was; {', '.join(extra)} would change "
+                "it (only --sandbox, --api-base, --model and --store apply); to vary it, run its "
+                "scaffold.yaml and config.yaml with your flags"
+            )
+        rerun = plan_rerun(Path(from_run), sandbox=sandbox, api_base=api_base, models=models)
+        target = store_for_writing(store)
+        _drive(rerun, open_store(target), as_json, quiet=quiet, hint=store_hint(store))
+        return
     if from_run is not None:
         source_id, _, program_id = from_run.partition(":")
         source_store = open_existing_store(store)
@@ -154,8 +202,12 @@ def run(
         models=models,
         sandbox=sandbox,
         offline=offline,
+        max_cost=max_cost,
+        max_tokens=max_tokens,
+        keep_going=keep_going,
     )
-    _drive(plan, open_store(store), as_json, quiet=quiet, hint=store_hint(store))
+    target = store_for_writing(store)
+    _drive(plan, open_store(target), as_json, quiet=quiet, hint=store_hint(store))
 
 
 @guard
@@ -181,20 +233,40 @@ def resume(
             help="Extend the run to this many LLM iterations in all (also a completed run).",
         ),
     ] = None,
+    api_base: Annotated[
+        str | None,
+        typer.Option(
+            "--api-base", help="Continue on this endpoint (the run's endpoint moved); recorded."
+        ),
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", "-m", help="Continue with this model (repeatable); recorded."),
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Continue a stopped run exactly where its last committed iteration left it.
 
-    A run stopped by its budget continues with a new cap (--max-tokens, --max-cost); the
-    change is stored with the run and recorded as a budget_changed event.  --iterations N
-    extends a run (completed or not) to N iterations: with the offline model, the same as
-    having asked for N from the start.
+    The iterations an endpoint outage or a spent budget left without a proposal at the end
+    of the run are run again, from the state before them.  A run stopped by its budget
+    continues with a new cap (--max-tokens, --max-cost); the change is stored with the run
+    and recorded as a budget_changed event.
+    --api-base/--model continue on a moved endpoint or another model, recorded as an
+    endpoint_changed event.  --iterations N extends a run (completed or not) to N iterations:
+    with the offline model, the same as having asked for N from the start.
     """
-    st = open_store(store)
+    check_caps(max_tokens, max_cost)  # bad input first, whatever the store
+    st = open_existing_store(store)
     plan = plan_resume(
-        st, run_id, max_total_tokens=max_tokens, max_cost=max_cost, iterations=iterations
+        st,
+        run_id,
+        max_total_tokens=max_tokens,
+        max_cost=max_cost,
+        iterations=iterations,
+        api_base=api_base,
+        models=_models(model),
     )
     _drive(plan, st, as_json, quiet=quiet, hint=store_hint(store))
 
@@ -223,11 +295,14 @@ def _drive(
 
     def on_start(run: RunRecord, services: Services) -> None:
         verb = "resuming" if plan.run else "started"
-        err.print(f"{verb} run [bold]{run.id}[/]: {run.scaffold} on {run.task}, {total} iterations")
+        err.print(
+            f"{verb} run [bold]{run.id}[/]: {run.scaffold} on {run.task}, {total} iterations",
+            soft_wrap=True,
+        )
         if services.llm_provider == "offline":
-            err.print(f"[yellow]{OFFLINE_NOTICE}[/]")
+            err.print(f"[yellow]{OFFLINE_NOTICE}[/]", soft_wrap=True)
         else:
-            err.print(f"LLM: {services.llm_description}")
+            err.print(f"LLM: {escape(services.llm_description)}", soft_wrap=True)
         err.print(f"sandbox: {plan.config.evaluator.sandbox}")
         for note in services.notices:
             err.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
@@ -253,7 +328,10 @@ def _drive(
                 highlight=False,
             )
 
-    summary = asyncio.run(_execute_with_signals(plan, store, on_start, on_progress))
+    def on_notice(text: str) -> None:
+        err.print(f"[yellow]note:[/] {escape(text)}", soft_wrap=True)
+
+    summary = asyncio.run(_execute_with_signals(plan, store, on_start, on_progress, on_notice))
     bar.stop()
     run = store.get_run(summary.run_id)
     data = _report(store, run, summary, as_json, hint=hint)
@@ -275,6 +353,7 @@ async def _execute_with_signals(
     store: SQLiteStore,
     on_start: Callable[[RunRecord, Services], None],
     on_progress: Callable[[RunProgress], None],
+    on_notice: Callable[[str], None],
 ) -> RunSummary:
     """First Ctrl-C finishes the iterations in flight and stops; the second aborts."""
     stop = asyncio.Event()
@@ -289,7 +368,9 @@ async def _execute_with_signals(
     loop.add_signal_handler(signal.SIGINT, first)
     loop.add_signal_handler(signal.SIGTERM, first)
     try:
-        return await execute(plan, store, on_start=on_start, on_progress=on_progress, stop=stop)
+        return await execute(
+            plan, store, on_start=on_start, on_progress=on_progress, stop=stop, on_notice=on_notice
+        )
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         loop.remove_signal_handler(signal.SIGTERM)
@@ -303,17 +384,24 @@ def _report(
     store: SQLiteStore, run: RunRecord, summary: RunSummary, as_json: bool, *, hint: str = ""
 ) -> dict[str, Any]:
     data = describe_run(store, run)
-    if summary.status == "failed" or (summary.status == "interrupted" and run.error):
+    stopped = summary.status == "failed" or (summary.status == "interrupted" and bool(run.error))
+    if stopped:
         err.print(f"[bold red]error:[/] {escape(run.error)}", soft_wrap=True)
-    for line in failure_lines(data):
-        err.print(f"[yellow]warning:[/] {line}", soft_wrap=True)
+    # A seed failure that stopped the run is said once, by the error line.
+    for line in failure_lines(data, seed=not (stopped and data.get("seed_error"))):
+        err.print(f"[yellow]warning:[/] {escape(line)}", soft_wrap=True)
     if as_json:
         print_json(data)
         return data
+    best = (
+        f"best {fmt_score(run.best_score)} ({run.best_program_id})"
+        if run.best_program_id
+        else "no best program"
+    )
     out.print(
         f"run {run.id}: {data['status']}, {run.iterations_done}/{run.max_iterations} iterations, "
-        f"seed score {fmt_score(run.seed_score)} -> best {fmt_score(run.best_score)} "
-        f"({run.best_program_id}), {run.tokens} tokens, cost {run.cost:.4f}"
+        f"seed score {fmt_score(run.seed_score)} -> {best}, {run.tokens} tokens, "
+        f"{cost_text(data)} ({data['llm']['label']})"
     )
     if run.error and summary.status not in ("failed", "interrupted"):
         err.print(f"[yellow]{escape(run.error)}[/]")
@@ -323,10 +411,20 @@ def _report(
     return data
 
 
-def failure_lines(data: dict[str, Any]) -> list[str]:
-    """What went wrong in a run that still ended, one line each (empty when nothing did)."""
+def cost_text(data: dict[str, Any]) -> str:
+    """``cost 0.0123`` (USD), or what is unknown about it."""
+    unknown = data["llm"]["price_unknown"]
+    if unknown and not data["cost"]:
+        return f"cost unknown (no price for {', '.join(unknown)})"
+    text = f"cost {data['cost']:.4f}"
+    return text + (f" + unknown (no price for {', '.join(unknown)})" if unknown else "")
+
+
+def failure_lines(data: dict[str, Any], *, seed: bool = True) -> list[str]:
+    """What went wrong in a run that still ended, one line each (empty when nothing did);
+    ``seed``: include the seed's failure (off when an error line already said it)."""
     lines = []
-    if data.get("seed_error"):
+    if seed and data.get("seed_error"):
         lines.append(f"the seed program failed to evaluate: {data['seed_error'][:300]}")
     failed = data.get("iterations_failed", 0)
     if failed:
@@ -337,6 +435,11 @@ def failure_lines(data: dict[str, Any]) -> list[str]:
             for r in data.get("failure_reasons", [])
         )
         lines.append(f"{failed} of {done} iterations produced no valid program: {why}")
+    if data.get("iterations_not_done"):
+        lines.append(
+            f"{data['iterations_not_done']} of them got no proposal and count as not done: "
+            f"galapagos resume {data['run_id']} runs them again"
+        )
     return lines
 
 
@@ -357,20 +460,30 @@ def runs(
     table = Table(box=None)
     longest = max((len(r["run_id"]) for r in rows), default=3)
     table.add_column("run", no_wrap=True, min_width=longest)  # ids are copied: never cut
-    for name in ("scaffold", "task", "status", "iter", "seed score", "best score", "tokens"):
+    columns = ("scaffold", "task", "model", "status", "iter", "seed score", "best score")
+    for name in (*columns, "tokens", "cost"):
         table.add_column(name, no_wrap=name in ("status", "iter"), overflow="fold")
     for r in rows:
         table.add_row(
             r["run_id"],
             r["scaffold"],
             r["task"],
+            model_cell(r["llm"]),
             r["status"],
             f"{r['iterations_done']}/{r['max_iterations']}",
             fmt_score(r["seed_score"]),
             fmt_score(r["best_score"]),
             str(r["tokens"]),
+            "?" if r["llm"]["price_unknown"] and not r["cost"] else f"{r['cost']:.4f}",
         )
     out.print(table)
+
+
+def model_cell(llm: dict[str, Any]) -> str:
+    """``gpt-4.1-mini @ api.openai.com`` or ``offline model``."""
+    if llm["provider"] == "offline":
+        return str(llm["label"])
+    return f"{llm['label']} @ {llm['host'] or '?'}"
 
 
 def register(app: typer.Typer) -> None:

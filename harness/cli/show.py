@@ -13,14 +13,23 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
-from harness.cli._output import StoreOpt, fmt_score, guard, open_existing_store, out, print_json
-from harness.cli.runs import failure_lines
+from harness.cli._output import (
+    StoreOpt,
+    err,
+    fmt_score,
+    guard,
+    open_existing_store,
+    out,
+    print_json,
+)
+from harness.cli.runs import cost_text, failure_lines, model_cell
 from harness.core.errors import ConfigError
+from harness.core.scoring import improves
 from harness.report import (
     EVENT_GROUPS,
-    export_run,
     failures,
     lineage,
+    llm_usage,
     program_rows,
     prompts,
     run_events,
@@ -81,7 +90,7 @@ def show(
     elif what == "history":
         data = [{"iteration": i, "best_score": s} for i, s in st.score_history(run.id)]
     elif what == "usage":
-        data = st.llm_usage(run.id)
+        data = llm_usage(st, run)
     elif what == "programs":
         data = program_rows(st, run)
     elif what == "lineage":
@@ -119,7 +128,7 @@ def _all(st: SQLiteStore, run: RunRecord, as_json: bool) -> None:
     summary = describe_run(st, run)
     best = _best(st, run)
     history = st.score_history(run.id)
-    usage = st.llm_usage(run.id)
+    usage = llm_usage(st, run)
     if as_json:
         summary["best_program"] = best
         summary["score_history"] = [{"iteration": i, "best_score": s} for i, s in history]
@@ -131,6 +140,9 @@ def _all(st: SQLiteStore, run: RunRecord, as_json: bool) -> None:
         f"{run.iterations_done}/{run.max_iterations} iterations"
     )
     out.print(f"seed score {fmt_score(run.seed_score)}  best score {fmt_score(run.best_score)}")
+    llm = summary["llm"]
+    where = f" via {llm['provider']} ({escape(str(llm['endpoint']))})" if llm["endpoint"] else ""
+    out.print(f"model {escape(model_cell(llm))}{where}  {run.tokens} tokens  {cost_text(summary)}")
     if run.error:
         out.print(f"[yellow]{escape(run.error)}[/]")
     for line in failure_lines(summary):
@@ -145,7 +157,7 @@ def _all(st: SQLiteStore, run: RunRecord, as_json: bool) -> None:
             if ideas:
                 out.print(f"  {key.upper()} ideas: " + escape(" ".join(ideas.split())[:300]))
     _history(run, [{"iteration": i, "best_score": s} for i, s in history])
-    _usage(run, usage)
+    _usage(run, usage, per_iteration=False)
     if best is not None:
         metrics = ", ".join(f"{k}={v}" for k, v in best["metrics"].items())
         out.print(f"best program {best['id']} (iteration {best['iteration']}): {metrics}")
@@ -157,17 +169,22 @@ def _all(st: SQLiteStore, run: RunRecord, as_json: bool) -> None:
 
 
 def _history(run: RunRecord, data: list[dict[str, Any]]) -> None:
+    general = run.config.get("general") or {}
+    margin = {
+        "rtol": float(general.get("improvement_rtol", 1e-12)),
+        "atol": float(general.get("improvement_atol", 1e-15)),
+    }
     table = Table("iteration", "best score", box=None, title="score history (improvements)")
     last = None
     for row in data:
         score = row["best_score"]
-        if score is not None and (last is None or score > last):
+        if score is not None and improves(score, last, **margin):
             table.add_row(str(row["iteration"]), fmt_score(score))
             last = score
     out.print(table)
 
 
-def _usage(run: RunRecord, usage: dict[str, Any]) -> None:
+def _usage(run: RunRecord, usage: dict[str, Any], *, per_iteration: bool = True) -> None:
     for key, title in (("by_model", "model"), ("by_purpose", "purpose")):
         table = Table(
             title, "calls", "ok", "prompt tok", "completion tok", "cost", "mean s",
@@ -180,10 +197,45 @@ def _usage(run: RunRecord, usage: dict[str, Any]) -> None:
                 str(m["ok"]),
                 str(m["prompt_tokens"]),
                 str(m["completion_tokens"]),
-                f"{m['cost'] or 0:.4f}",
+                _cost(m["cost"], usage, m.get("model")),
                 f"{m['mean_latency_s'] or 0:.3f}",
             )
         out.print(table)
+    rows = usage.get("by_iteration", [])
+    if rows and per_iteration:
+        table = Table(
+            "iteration", "calls", "tokens", "cost", box=None, title="LLM cost by iteration"
+        )
+        for row in rows:
+            table.add_row(
+                str(row["iteration"]),
+                str(row["calls"]),
+                str(row["tokens"]),
+                _cost(row["cost"], usage),
+            )
+        out.print(table)
+    elif rows:
+        costs = [row["cost"] for row in rows]
+        top = max(rows, key=lambda row: row["cost"])
+        out.print(
+            f"cost per iteration: mean {sum(costs) / len(costs):.4f}, most {top['cost']:.4f} "
+            f"(iteration {top['iteration']}); all: --only usage"
+        )
+    if usage.get("price_unknown"):
+        out.print(
+            f"[yellow]price unknown for {escape(', '.join(usage['price_unknown']))}: their "
+            "calls cost 0 above; give llm.models[].input_cost_per_mtok/output_cost_per_mtok[/]"
+        )
+    elif usage.get("price_table"):
+        out.print(f"[dim]prices (USD per million tokens) from the price table reviewed "
+                  f"{escape(str(usage['price_table']))}[/]")  # fmt: skip
+
+
+def _cost(value: float | None, usage: dict[str, Any], model: str | None = None) -> str:
+    unknown = usage.get("price_unknown") or []
+    if model is not None and model in unknown:
+        return "?"
+    return f"{value or 0:.4f}"
 
 
 def _programs(run: RunRecord, data: list[dict[str, Any]]) -> None:
@@ -286,17 +338,24 @@ def export(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Write a run to a folder: best/best_program.py and its info, every program, the lineage,
-    the resolved config, the events (and prompts with --prompts)."""
+    """Write a run to a folder that reruns on its own: best/best_program.py and its info, every
+    program, the lineage, the events (and prompts with --prompts), the task files, the composed
+    scaffold and resolved config, versions, and a README with the command that reruns it
+    (galapagos run --from FOLDER)."""
+    from harness.export import export_bundle
+
     st = open_existing_store(store)
     run = st.get_run(run_id)
     target = out_dir or Path("galapagos_output") / run.id
-    written = export_run(st, run, target, with_prompts=with_prompts, summary=describe_run(st, run))
+    written = export_bundle(st, run, target, with_prompts=with_prompts)
+    if written["note"]:
+        err.print(f"[yellow]note:[/] {escape(written['note'])}", soft_wrap=True)
     if as_json:
         print_json(written)
         return
     best = f"best program {written['best_program']}, " if written["best_program"] else ""
     out.print(f"exported run {run.id} to {target}: {best}{len(written['files'])} files")
+    err.print(f"rerun it with: galapagos run --from {target}", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -102,6 +102,15 @@ class GeneralConfig(StrictModel):
     #: Stop the run as failed (resumable) after this many consecutive iterations that failed
     #: for the same infrastructure cause (the LLM endpoint, the sandbox); 0 never stops.
     max_consecutive_infra_failures: int = Field(5, ge=0, le=1_000_000)
+    #: Stop the run as failed (resumable) when the task's evaluator itself raised the same
+    #: exception at the same line for this many consecutive candidates: a broken evaluator
+    #: would otherwise spend every LLM call.  0 never stops (``run --keep-going``).
+    max_consecutive_evaluator_errors: int = Field(5, ge=0, le=1_000_000)
+    #: A program becomes the run's new best only when its score beats the best by more than
+    #: ``max(improvement_rtol * max(|new|, |best|), improvement_atol)``: float noise in the
+    #: last digits is not an improvement (the same rule in runs, benchmarks and the hub).
+    improvement_rtol: float = Field(1e-12, ge=0.0, le=1.0)
+    improvement_atol: float = Field(1e-15, ge=0.0)
 
 
 class EvaluatorConfig(StrictModel):

@@ -18,12 +18,29 @@ Iteration contract (the reference's, SkyDiscover §2.0.3 / §7.1):
   iteration 0 (the seed) included, and ``observe`` runs for iteration 0 too; an LLM error in a
   hook is a ``hook_skipped`` event (see :mod:`harness.core.block`).  Programs blocks create get
   ids ``p<iteration>.<n>``; an id that already exists is an error, never an overwrite.
-- The run's best: a program with metrics beats one without, else the higher score (strict
-  ``>``), as the reference's ``_is_better``.
+- The run's best: a program with metrics beats one without, else the higher score by more
+  than float noise (:func:`~harness.core.scoring.improves`, ``general.improvement_rtol`` and
+  ``improvement_atol``), as the reference's ``_is_better`` otherwise.  A seed that failed to
+  evaluate is never the run's best.
+- The score is the task's :class:`~harness.core.scoring.Objective`: a native card's
+  ``combined_score`` or its metric in its direction; a result without it is a failed attempt,
+  and a seed without it stops the run before any LLM call.  A compat folder whose seed has no
+  ``combined_score`` is scored by the reference's mean rule, announced once (a notice and an
+  ``objective`` event naming the metrics averaged).
 - Fail fast: a seed program that cannot be evaluated stops the run before any LLM call
   (``general.stop_on_failed_seed``); ``general.max_consecutive_infra_failures`` consecutive
   iterations failing for the same infrastructure cause (LLM endpoint errors, sandbox errors)
-  stop it too.  Both store the run as ``failed`` with the reason and the remedy.
+  stop it too, and so does the task's evaluator raising the same exception at the same line
+  for ``general.max_consecutive_evaluator_errors`` consecutive candidates.  All store the run
+  as ``failed`` with the reason and the remedy.
+- The iterations at the *end* of a run that got no proposal (every attempt ended with an LLM
+  error, or the budget refused its call: an endpoint outage, a spent budget) are committed with
+  their calls but are not *done*: their commits checkpoint the state from before them, so a
+  resume runs them again, in order, as if they had never been tried (with the offline model, a
+  run resumed after an outage ends identical to one that had none).  Iterations run in order
+  because methods depend on it (schedules, migrations, EvoX's last-iteration scoring): once a
+  later iteration gets its proposal, an earlier one without is a plain failed iteration.  A run
+  that ends with such iterations stops ``interrupted`` with the reason (resume continues it).
 - Budget: no iteration starts once the token/cost budget is spent.  When it runs out inside an
   iteration (a call refused by the meter), that attempt ends the iteration like an LLM error;
   the iteration is committed as failed with the calls it made, iterations already in flight
@@ -39,6 +56,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -72,7 +90,7 @@ from harness.core.records import (
 )
 from harness.core.rng import make_rng, rng_from_state, rng_state
 from harness.core.scaffold import Scaffold
-from harness.core.scoring import get_score, is_failure
+from harness.core.scoring import Objective, improves, is_failure
 from harness.core.store import EvaluationRow, IterationCommit, RunRecord, RunStore
 
 __all__ = ["Controller", "Progress", "RunSummary", "program_id"]
@@ -100,14 +118,17 @@ class RunSummary:
     stop_reason: str = ""
 
 
-def better(candidate: Program, incumbent: Program | None) -> bool:
-    """The reference's ``_is_better``: metrics beat none, else strictly higher score (two
-    programs without metrics: the incumbent stays; the reference compares timestamps)."""
+def better(
+    candidate: Program, incumbent: Program | None, *, rtol: float = 0.0, atol: float = 0.0
+) -> bool:
+    """The reference's ``_is_better``: metrics beat none, else a higher score, here by more than
+    the margin (two programs without metrics: the incumbent stays; the reference compares
+    timestamps)."""
     if incumbent is None:
         return True
     if bool(candidate.metrics) != bool(incumbent.metrics):
         return bool(candidate.metrics)
-    return candidate.score > incumbent.score
+    return improves(candidate.score, incumbent.score, rtol=rtol, atol=atol)
 
 
 class Controller:
@@ -122,6 +143,8 @@ class Controller:
         general: GeneralConfig,
         seed_code: str | None,
         on_progress: Callable[[Progress], None] | None = None,
+        objective: Objective | None = None,
+        on_notice: Callable[[str], None] | None = None,
     ) -> None:
         self.scaffold = scaffold
         self.store = store
@@ -132,6 +155,8 @@ class Controller:
         self.seed_code = seed_code
         self.language = scaffold.task.language
         self.on_progress = on_progress
+        self.on_notice = on_notice
+        self.objective = objective or Objective()
         self.max_iterations = general.max_iterations
         self.all_programs: dict[str, Program] = {}
         self.llm_rng = make_rng(run.seed, "llm")
@@ -141,8 +166,18 @@ class Controller:
         self.seed_error: str | None = None
         #: The current run of consecutive infrastructure failures: (cause, count).
         self._infra_streak: tuple[str, int] = ("", 0)
+        #: The current run of candidates the evaluator itself failed on the same way.
+        self._evaluator_streak: tuple[str, int] = ("", 0)
         self.evaluations = 0
         self._done: set[int] = set()
+        #: The trailing iterations committed without a proposal (LLM errors, budget): not done,
+        #: to be run again by a resume (iteration → why).
+        self._undone: dict[int, str] = {}
+        #: Iterations a previous session left not done and this one has not run again yet.
+        self._rerun: dict[int, str] = {}
+        #: The state a resume restores while iterations are undone: that of the last commit
+        #: before them (scaffold, LLM RNGs), so they rerun as if never tried.
+        self._kept: dict[str, Any] | None = None
         self._stop = False
         self.stop_reason = "stopped"
         self._notes: list[tuple[str, dict[str, Any]]] = []
@@ -161,16 +196,13 @@ class Controller:
             if 0 not in self._done:
                 await self._seed()
             if self.seed_error is not None and self.general.stop_on_failed_seed:
-                raise RunFailed(
-                    f"the seed program could not be evaluated ({self.seed_error}); no LLM call "
-                    "was made. Fix the task's evaluator or initial program (galapagos task check "
-                    "shows why), or set general.stop_on_failed_seed: false to search anyway",
-                    reason="seed_failed",
-                )
+                raise RunFailed(_seed_failure(self.seed_error), reason="seed_failed")
             pending = [i for i in range(1, self.max_iterations + 1) if i not in self._done]
             await self._iterate(pending)
             if self._stop and len(self._done) < self.max_iterations + 1:
                 status, reason = "interrupted", self.stop_reason
+            elif self._undone:
+                status, error, reason = "interrupted", self._undone_reason(), "no_proposal"
         except BudgetExhausted as exc:
             status, error = "budget_exhausted", str(exc).replace("RUN_ID", self.run.id)
             reason = "budget"
@@ -222,7 +254,29 @@ class Controller:
         self.seed_score = ctl.get("seed_score")
         self.seed_error = ctl.get("seed_error")
         self.evaluations = int(ctl.get("evaluations", 0))
-        self._done = self.store.done_iterations(self.run.id)
+        # The checkpoint holds the state from before the iterations left not done: they run
+        # again first, in order.
+        self._rerun = {int(i): str(why) for i, why in (ctl.get("undone") or {}).items()}
+        self._done = self.store.done_iterations(self.run.id) - set(self._rerun)
+        self._kept = {
+            "scaffold": state["scaffold"],
+            "llm_rng": ctl["llm_rng"],
+            "model": ctl["model"],
+        }
+
+    def _undone_reason(self) -> str:
+        causes = sorted(set(self._undone.values()))
+        shown = ", ".join(str(i) for i in sorted(self._undone)[:10])
+        more = " …" if len(self._undone) > 10 else ""
+        return (
+            f"{len(self._undone)} iteration(s) got no proposal ({shown}{more}: "
+            f"{'; '.join(causes)[:300]}); they count as not done. Continue with: galapagos "
+            f"resume {self.run.id}"
+        )
+
+    def _notice(self, text: str) -> None:
+        if self.on_notice is not None:
+            self.on_notice(text)
 
     def summary(self, status: str) -> RunSummary:
         return RunSummary(
@@ -267,24 +321,35 @@ class Controller:
             code=self.seed_code,
             iteration=0,
             metrics=dict(result.metrics),
-            score=get_score(result.metrics),
+            score=self.objective.score(result.metrics),
             language=self.language,
             artifacts=dict(result.artifacts),
         )
         failed = result.status != "ok" or is_failure(result.metrics, result.artifacts)
+        no_objective = "" if failed else self.objective.missing(result.metrics)
+        error = result.error if failed else no_objective
         buffer.event(
             "seed",
             program=pid,
             status=result.status,
             score=seed.score,
-            failed=failed,
-            error=result.error if failed else "",
+            failed=failed or bool(no_objective),
+            error=error,
         )
-        self.seed_score = seed.score
+        self.seed_score = None if failed or no_objective else seed.score
         if failed:
             lines = [line.strip() for line in (result.error or "").splitlines() if line.strip()]
             self.seed_error = f"{result.status}: {lines[-1][:300]}" if lines else result.status
-        admitted = self._admit(seed, buffer)
+        elif no_objective:
+            self.seed_error = f"no_objective: {no_objective}"
+        elif averaged := self.objective.averaged(result.metrics):
+            buffer.event("objective", rule="mean", metrics=averaged)
+            self._notice(
+                f"the evaluator returns no combined_score: the score is the mean of "
+                f"{', '.join(averaged)} (the OpenEvolve/SkyDiscover rule for a folder without a "
+                "task.yaml); return combined_score to choose the objective"
+            )
+        admitted = self._admit(seed, buffer, can_be_best=self.seed_error is None)
         return IterationOutcome(0, None, seed, (), result, admitted, 1)
 
     async def _iterate(self, pending: Iterable[int]) -> None:
@@ -343,11 +408,20 @@ class Controller:
                 buffer.event("iteration_failed", attempts=0, reason="budget_exhausted")
         # Committed even when the budget ran out midway: its calls are paid for and counted.
         ok = outcome is not None and outcome.child is not None
+        no_proposal = "" if ok or buffer.programs else _no_proposal(outcome, buffer)
+        last_done = max((i for i in self._done if i not in self._undone), default=0)
+        if no_proposal and iteration > last_done:
+            self._undone[iteration] = no_proposal
+            buffer.event("iteration_not_done", reason=no_proposal)
+        else:  # this one is done: earlier iterations without a proposal are plain failures
+            self._done.update(i for i in self._undone if i < iteration)
+            self._undone = {i: why for i, why in self._undone.items() if i > iteration}
         self._commit(buffer, "ok" if ok else "failed", started)
         if buffer.budget_spent is not None:
             raise buffer.budget_spent
         if outcome is not None:
             self._count_infra_failure(outcome)
+        self._check_evaluator_streak()
 
     def _count_infra_failure(self, outcome: IterationOutcome) -> None:
         """Stop the run when the same infrastructure cause failed too many iterations in a row."""
@@ -362,6 +436,27 @@ class Controller:
                 f"to save the budget. Fix the cause and continue with: galapagos resume "
                 f"{self.run.id}",
                 reason="infra_streak",
+            )
+
+    def _count_evaluator_fault(self, result: EvalResult | None) -> None:
+        """Follow the run of consecutive candidates the evaluator itself failed on the same way
+        (same exception, same line); any other evaluation ends it."""
+        fault = evaluator_fault(result) if result is not None else ""
+        last, count = self._evaluator_streak
+        count = count + 1 if fault and fault == last else 1 if fault else 0
+        self._evaluator_streak = (fault, count)
+
+    def _check_evaluator_streak(self) -> None:
+        limit = self.general.max_consecutive_evaluator_errors
+        fault, count = self._evaluator_streak
+        if limit and fault and count >= limit:
+            tokens = self.meter.prompt_tokens + self.meter.completion_tokens
+            raise RunFailed(
+                f"the task's evaluator failed the same way on {count} consecutive candidates "
+                f"({fault}); it looks broken, so the run stopped after {tokens} tokens. Fix the "
+                f"evaluator (galapagos task check shows why) and continue with: galapagos resume "
+                f"{self.run.id} (or run with --keep-going to search anyway)",
+                reason="evaluator_broken",
             )
 
     def _step(self, buffer: IterationBuffer) -> IterationStep:
@@ -443,9 +538,14 @@ class Controller:
             pid = program_id(iteration)
             result = await scaffold.evaluator.evaluate(code, program_id=pid, iteration=iteration)
             self.evaluations += 1
+            self._count_evaluator_fault(result)
+            failed = result.status != "ok" or is_failure(result.metrics, result.artifacts)
+            if not failed and (missing := self.objective.missing(result.metrics)):
+                artifacts = {**result.artifacts, "error": missing}
+                result = dataclasses.replace(result, status="invalid", artifacts=artifacts)
+                failed = True
             buffer.evaluations.append(EvaluationRow(iteration, index, pid, result, code=code))
             _note_faults(buffer, index, result)
-            failed = result.status != "ok" or is_failure(result.metrics, result.artifacts)
             # From scratch (empty population, no parent) the reference applies no failure
             # check: the first evaluated program is admitted whatever its result.
             from_scratch = selection.parent is None and len(scaffold.population) == 0
@@ -476,7 +576,7 @@ class Controller:
                 code=code,
                 iteration=iteration,
                 metrics=dict(result.metrics),
-                score=get_score(result.metrics),
+                score=self.objective.score(result.metrics),
                 parent_id=parent.id if parent else None,
                 inspiration_ids=tuple(p.id for p in selection.inspirations),
                 parent_label=selection.parent_label,
@@ -524,10 +624,17 @@ class Controller:
             best=self.best,
         )
 
-    def _admit(self, program: Program, buffer: IterationBuffer) -> bool:
+    def _admit(
+        self, program: Program, buffer: IterationBuffer, *, can_be_best: bool = True
+    ) -> bool:
         self._register(program, buffer)
         admitted = self.scaffold.population.add(program)
-        new_best = admitted and better(program, self.best)
+        g = self.general
+        new_best = (
+            admitted
+            and can_be_best
+            and better(program, self.best, rtol=g.improvement_rtol, atol=g.improvement_atol)
+        )
         if new_best:
             self.best = program
         buffer.event(
@@ -542,20 +649,34 @@ class Controller:
 
     def _commit(self, buffer: IterationBuffer, status: str, started: float) -> None:
         self._done.add(buffer.iteration)
+        self._done -= set(self._undone)
         notes = [Event(buffer.iteration, kind, payload) for kind, payload in self._notes]
         buffer.events[:0] = notes
         self._notes.clear()
         best = self.best
-        state = {
-            "scaffold": self.scaffold.state_dict(),
-            "controller": {
+        self._rerun.pop(buffer.iteration, None)
+        if self._undone and self._kept is not None:
+            kept = self._kept  # a resume restarts from before the iterations without proposal
+        else:
+            kept = {
+                "scaffold": self.scaffold.state_dict(),
                 "llm_rng": rng_state(self.llm_rng),
-                "meter": self.meter.state_dict(),
                 "model": self.model.state_dict(),
+            }
+            self._kept = kept
+        state = {
+            "scaffold": kept["scaffold"],
+            "controller": {
+                "llm_rng": kept["llm_rng"],
+                "meter": self.meter.state_dict(),
+                "model": kept["model"],
                 "best": best.id if best else None,
                 "seed_score": self.seed_score,
                 "seed_error": self.seed_error,
                 "evaluations": self.evaluations,
+                "undone": {
+                    str(i): why for i, why in sorted({**self._rerun, **self._undone}.items())
+                },
             },
         }
         updates: dict[str, Any] = {
@@ -623,6 +744,55 @@ def _infra_cause(outcome: IterationOutcome) -> str:
         else:
             return ""
     return causes.pop() if len(causes) == 1 else ""
+
+
+def _seed_failure(seed_error: str) -> str:
+    """The one line a run stopped by its seed program ends with."""
+    if seed_error.startswith("no_objective: "):
+        why = seed_error.removeprefix("no_objective: ").removeprefix("the result ")
+        return (
+            f"the seed program's result {why}; no LLM call was "
+            "made. Make the evaluator return combined_score or the card's metric (galapagos "
+            "task check shows what it returns)"
+        )
+    return (
+        f"the seed program could not be evaluated ({seed_error}); no LLM call was made. Fix the "
+        "task's evaluator or initial program (galapagos task check shows why), or set "
+        "general.stop_on_failed_seed: false to search anyway"
+    )
+
+
+def _no_proposal(outcome: IterationOutcome | None, buffer: IterationBuffer) -> str:
+    """Why an iteration got no proposal at all ("" if it got one): every attempt ended with an
+    LLM error or a refused call, or the budget ran out before its first attempt."""
+    if outcome is None:
+        return "the budget ran out" if buffer.budget_spent is not None else ""
+    if not outcome.attempts or any(a.stage != "llm" for a in outcome.attempts):
+        return ""
+    last = outcome.attempts[-1].error
+    if buffer.budget_spent is not None:
+        return "the budget ran out"
+    return "LLM: " + _first_line(last)
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def evaluator_fault(result: EvalResult) -> str:
+    """``"KeyError at evaluator.py line 8: 'evaluator bug'"`` when the task's trusted evaluator
+    itself raised (its traceback's deepest frame is not the candidate's program), else ""."""
+    error = result.error or ""
+    if result.status != "crash" or not error.startswith("the evaluator raised "):
+        return ""
+    frames = _FRAME.findall(str(result.artifacts.get("traceback", "")))
+    if not frames:
+        return ""
+    path, line = frames[-1]
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    if name.startswith("program."):  # a compat evaluator running the candidate's code
+        return ""
+    kind, _, message = error.removeprefix("the evaluator raised ").partition(": ")
+    return f"{kind} at {name} line {line}: {message[:150]}".rstrip(": ")
 
 
 def _first_line(text: str) -> str:

@@ -31,16 +31,24 @@ class ModelConfig(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0)
     #: Nucleus sampling; null = do not send.
     top_p: float | None = Field(default=None, gt=0.0, le=1.0)
-    #: Price per million prompt tokens, for cost accounting and llm.max_cost.
-    input_cost_per_mtok: float = Field(default=0.0, ge=0.0)
-    #: Price per million completion tokens.
-    output_cost_per_mtok: float = Field(default=0.0, ge=0.0)
+    #: Price per million prompt tokens (USD), for cost accounting and llm.max_cost; null:
+    #: from the price table (``harness/llm/prices.yaml``), unknown if the table lacks it.
+    input_cost_per_mtok: float | None = Field(default=None, ge=0.0)
+    #: Price per million completion tokens (USD); null: from the price table.
+    output_cost_per_mtok: float | None = Field(default=None, ge=0.0)
     #: Provider-specific request fields (``reasoning_effort``, OpenRouter ``provider``, …).
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def priced(self) -> bool:
+        """Whether both prices are known (a cost of 0 is then a real 0, not a missing price)."""
+        return self.input_cost_per_mtok is not None and self.output_cost_per_mtok is not None
+
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """The cost of one call; 0 for a model whose price is unknown (see :attr:`priced`)."""
         return (
-            prompt_tokens * self.input_cost_per_mtok + completion_tokens * self.output_cost_per_mtok
+            prompt_tokens * (self.input_cost_per_mtok or 0.0)
+            + completion_tokens * (self.output_cost_per_mtok or 0.0)
         ) / 1e6
 
 
@@ -108,6 +116,9 @@ class LLMConfig(BaseModel):
     max_cost: float | None = Field(default=None, gt=0.0)
     #: Settings of the offline model (provider offline only).
     offline: OfflineConfig = Field(default_factory=OfflineConfig)
+    #: Set when a run starts: the review date of the price table its models' prices came from
+    #: (``harness/llm/prices.yaml``, ``GALAPAGOS_PRICES``).
+    price_table: str | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -7,6 +7,14 @@
   or ``combined_score == 0`` (``False`` included) with an ``error`` in the metrics or the
   artifacts.  A bare
   ``{"error": 0.0}`` is *not* a failure (it is stored with score 0.0), as in the reference.
+- ``improves``: a new best must beat the incumbent by more than float noise (a relative and an
+  absolute tolerance, ``general.improvement_rtol``/``improvement_atol``); runs, benchmarks and
+  the hub use this one rule, so an effectively identical child never becomes a "new best".
+- :class:`Objective`: what a run maximises.  A native task (``task.yaml``) is scored by its
+  card: ``combined_score`` when the evaluator returns it (the card's ``score:`` says how it is
+  derived from the raw metric), else the card's ``metric`` in the card's ``direction``; a result
+  with neither has no objective (the seed stops the run, a candidate's attempt fails).  A
+  compat folder keeps the reference's rule (``get_score``), and says when it averages.
 """
 
 from __future__ import annotations
@@ -14,9 +22,24 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-__all__ = ["get_score", "is_failure", "number", "numeric_metrics"]
+__all__ = [
+    "DEFAULT_ATOL",
+    "DEFAULT_RTOL",
+    "Objective",
+    "get_score",
+    "improves",
+    "is_failure",
+    "number",
+    "numeric_metrics",
+]
+
+#: Default margin of a new best: float noise, no more (two sums of the same radii in another
+#: order differ by ~1e-16 relative; a real improvement of a search is far above 1e-12).
+DEFAULT_RTOL = 1e-12
+DEFAULT_ATOL = 1e-15
 
 
 def number(value: Any) -> float | None:
@@ -71,3 +94,73 @@ def is_failure(metrics: Mapping[str, Any], artifacts: Mapping[str, Any] | None =
         ):
             return True
     return False
+
+
+def improves(
+    new: float, old: float | None, *, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL
+) -> bool:
+    """Whether ``new`` beats ``old`` by more than ``max(rtol·max(|new|, |old|), atol)`` (any
+    finite value beats none or -inf)."""
+    if old is None:
+        return True
+    if not (math.isfinite(new) and math.isfinite(old)):
+        return new > old
+    return new - old > max(rtol * max(abs(new), abs(old)), atol)
+
+
+@dataclass(frozen=True)
+class Objective:
+    """What a run maximises (see the module docstring).  The default is the reference's rule."""
+
+    #: The card's metric holding the raw objective (``None``: the card names none).
+    metric: str | None = None
+    direction: Literal["maximize", "minimize"] = "maximize"
+    #: A native card decides the objective; a compat folder keeps the reference's rule.
+    native: bool = False
+
+    def score(self, metrics: Mapping[str, Any]) -> float:
+        """The score of a result: ``combined_score``, else (native) the card's metric in its
+        direction, else (compat) the reference's mean rule."""
+        if self.native and not _has_number(metrics, "combined_score") and self.metric:
+            value = number(metrics.get(self.metric))
+            if value is not None:
+                value = value if self.direction == "maximize" else -value
+                return value if math.isfinite(value) else float("-inf")
+        return get_score(metrics)
+
+    def missing(self, metrics: Mapping[str, Any]) -> str:
+        """Why a native result has no objective ("" when it has one, and always for compat)."""
+        if not self.native or _has_number(metrics, "combined_score"):
+            return ""
+        if self.metric and number(metrics.get(self.metric)) is not None:
+            return ""
+        names = ", ".join(sorted(numeric_metrics(metrics))) or "none"
+        wanted = (
+            f"no numeric combined_score and no {self.metric!r} (the card's metric)"
+            if self.metric
+            else "no numeric combined_score (the card names no metric: add metric: to task.yaml)"
+        )
+        return f"the result has no objective: {wanted}; its numeric metrics: {names}"
+
+    def averaged(self, metrics: Mapping[str, Any]) -> list[str]:
+        """The metrics the reference's rule averages into the score (empty: it does not)."""
+        if _has_number(metrics, "combined_score") or self.missing(metrics):
+            return []
+        if self.native and self.metric and number(metrics.get(self.metric)) is not None:
+            return []
+        return sorted(numeric_metrics(metrics))
+
+    def describe(self) -> str:
+        if not self.native:
+            return "combined_score, else the mean of the numeric metrics (the reference's rule)"
+        if not self.metric:
+            return "combined_score"
+        sign = "" if self.direction == "maximize" else "-"
+        return f"combined_score, else {sign}{self.metric} ({self.direction})"
+
+
+def _has_number(metrics: Mapping[str, Any], key: str) -> bool:
+    value = metrics.get(key)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    return not math.isnan(float(value))

@@ -26,14 +26,18 @@ RUN_STATUSES = ("running", "completed", "interrupted", "failed", "budget_exhaust
 #: Why a run stopped (``RunRecord.stop_reason``, ``RunSummary.stop_reason``): all iterations
 #: done; a stop was asked for (Ctrl-C, the hub's cancel, a benchmark's halt); the token/cost
 #: budget ran out; the seed program could not be evaluated; the same infrastructure cause
-#: failed too many iterations in a row; the Docker engine stayed away past its wait; the task
-#: running it was cancelled; an unexpected error; another owner took the run over.
+#: failed too many iterations in a row; the evaluator failed the same way on too many
+#: candidates in a row; iterations got no proposal (an endpoint outage: they are not done); the
+#: Docker engine stayed away past its wait; the task running it was cancelled; an unexpected
+#: error; another owner took the run over.
 STOP_REASONS = (
     "completed",
     "stopped",
     "budget",
     "seed_failed",
     "infra_streak",
+    "evaluator_broken",
+    "no_proposal",
     "engine_unavailable",
     "cancelled",
     "error",

@@ -43,6 +43,7 @@ __all__ = [
     "TaskLimits",
     "list_tasks",
     "load_task",
+    "task_roots",
     "tasks_root",
 ]
 
@@ -225,33 +226,41 @@ class Task:
 
 
 def tasks_root() -> Path:
-    """Folder of the shipped tasks (``GALAPAGOS_TASKS`` overrides)."""
-    env = os.environ.get("GALAPAGOS_TASKS")
-    if env:
-        return Path(env)
+    """Folder of the shipped tasks."""
     return shipped_dir("tasks")
 
 
+def task_roots() -> list[Path]:
+    """Where task names are looked up: the shipped tasks, then the folders ``GALAPAGOS_TASKS``
+    names (separated by ``os.pathsep``), which add tasks; a name in two roots is the first's."""
+    extra = [Path(p).expanduser() for p in os.environ.get("GALAPAGOS_TASKS", "").split(os.pathsep)]
+    return list(dict.fromkeys([tasks_root(), *(p for p in extra if str(p) not in ("", "."))]))
+
+
 def list_tasks(root: Path | None = None) -> list[str]:
-    root = root or tasks_root()
-    if not root.is_dir():
-        return []
-    return sorted(
-        p.name
-        for p in root.iterdir()
-        if p.is_dir() and ((p / "task.yaml").exists() or (p / "evaluator.py").exists())
-    )
+    """Task names in ``root``, or (default) in every root of :func:`task_roots`."""
+    roots = [root] if root is not None else task_roots()
+    names: set[str] = set()
+    for folder in roots:
+        if folder.is_dir():
+            names.update(
+                p.name
+                for p in folder.iterdir()
+                if p.is_dir() and ((p / "task.yaml").exists() or (p / "evaluator.py").exists())
+            )
+    return sorted(names)
 
 
 def _resolve(name_or_path: str | os.PathLike[str]) -> Path:
     candidate = Path(name_or_path)
     if candidate.is_dir():
         return candidate.resolve()
-    root = tasks_root()
-    named = root / str(name_or_path)
-    if named.is_dir() and os.sep not in str(name_or_path):
-        return named.resolve()
-    valid = ", ".join(list_tasks(root)) or "(none)"
+    if os.sep not in str(name_or_path):
+        for root in task_roots():
+            named = root / str(name_or_path)
+            if named.is_dir():
+                return named.resolve()
+    valid = ", ".join(list_tasks()) or "(none)"
     raise TaskError(
         f"unknown task {str(name_or_path)!r}: not a folder and not one of: {valid}. "
         "Pass a task name or the path of a task folder."

@@ -15,6 +15,11 @@ so resuming it resolves to the same endpoint without flags and whatever the envi
 
 Secrets never live in the config: ``api_key`` is rejected with a message naming
 ``api_key_env``, and :class:`ResolvedLLM` keeps the key out of its ``repr``.
+
+Prices: a model without its own ``input_cost_per_mtok``/``output_cost_per_mtok`` gets them from
+the price table (:mod:`harness.llm.prices`); the offline model is free.  ``max_cost`` with a
+model whose price stays unknown is a :class:`ConfigError`, as is an ``api_base`` that is not an
+http(s) URL.
 """
 
 from __future__ import annotations
@@ -23,9 +28,12 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import urlsplit
 
 from harness.core.errors import ConfigError
 from harness.core.llm_config import FaultRates, LLMConfig, ModelConfig, OfflineConfig
+from harness.core.redact import redact_url
+from harness.llm.prices import load_prices, price_models, require_prices, unpriced
 
 __all__ = [
     "GUIDE_PURPOSES",
@@ -53,6 +61,7 @@ _PASSTHROUGH = (
     "max_total_tokens",
     "max_cost",
     "offline",
+    "price_table",
 )
 #: Call purposes that use ``llm.guide_models`` when some are configured.
 GUIDE_PURPOSES = frozenset({"guide", "paradigm"})
@@ -79,6 +88,7 @@ class ResolvedLLM:
     max_total_tokens: int | None = None
     max_cost: float | None = None
     offline: OfflineConfig = field(default_factory=OfflineConfig)
+    price_table: str | None = None
     notes: tuple[str, ...] = ()
 
     def as_config(self) -> LLMConfig:
@@ -95,11 +105,15 @@ class ResolvedLLM:
         )
 
     def describe(self) -> str:
-        """One line for logs and the CLI; never includes the key."""
+        """One line for logs and the CLI; never includes the key (nor credentials in the URL)."""
         names = ", ".join(f"{m.name} (weight {m.weight:g})" for m in self.models)
         if self.provider == "offline":
             return f"offline mutation model (not an LLM), seed {self.offline.seed}: {names}"
-        return f"{self.api_base}: {names}"
+        line = f"{redact_url(self.api_base or '')}: {names}"
+        missing = unpriced([*self.models, *self.guide_models])
+        if missing:
+            line += f"; price unknown for {', '.join(missing)} (cost not counted)"
+        return line
 
 
 def resolve_llm_config(
@@ -140,19 +154,55 @@ def resolve_llm_config(
 
     base: str | None = None
     key: str | None = "offline"
+    guides = tuple(config.guide_models)
+    passthrough = {name: getattr(config, name) for name in _PASSTHROUGH}
     if provider == "openai":
         if config.api_base and api_base:
             notes.append("llm.api_base of the run config overridden by --api-base")
         from_env = next((env[k] for k in _BASE_ENV if env.get(k)), None)
-        base = api_base or config.api_base or from_env or DEFAULT_OPENAI_BASE
+        base = check_url(api_base or config.api_base or from_env or DEFAULT_OPENAI_BASE)
         key = env.get(config.api_key_env) or None
+        table = load_prices(env)
+        chosen, guides = price_models(chosen, table), price_models(guides, table)
+        require_prices([*chosen, *guides], config.max_cost, table.reviewed)
+        passthrough["price_table"] = config.price_table or table.reviewed
+    else:  # the offline model costs nothing
+        chosen, guides = _free(chosen), _free(guides)
 
     return ResolvedLLM(
         provider=provider,
         models=chosen,
-        guide_models=tuple(config.guide_models),
+        guide_models=guides,
         api_base=base,
         api_key=key,
         notes=tuple(notes),
-        **{name: getattr(config, name) for name in _PASSTHROUGH},
+        **passthrough,
     )
+
+
+def _free(models: Sequence[ModelConfig]) -> tuple[ModelConfig, ...]:
+    return tuple(
+        m.model_copy(
+            update={
+                "input_cost_per_mtok": m.input_cost_per_mtok or 0.0,
+                "output_cost_per_mtok": m.output_cost_per_mtok or 0.0,
+            }
+        )
+        for m in models
+    )
+
+
+def check_url(url: str) -> str:
+    """``url`` when it is an http(s) URL with a host, else a one-line :class:`ConfigError`."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a malformed port
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"the LLM endpoint {redact_url(url)!r} is not an http(s) URL; give a base URL such as "
+            "http://localhost:8000/v1 or https://api.openai.com/v1 (--api-base, llm.api_base or "
+            "OPENAI_BASE_URL)"
+        )
+    return url

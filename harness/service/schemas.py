@@ -123,6 +123,22 @@ class FailureReason(BaseModel):
     example: str
 
 
+class RunLLMOut(BaseModel):
+    """What produced a run (``harness.provenance.run_llm``); the endpoint's credentials are
+    redacted."""
+
+    provider: str = Field(description="offline, or read from the endpoint's host.")
+    models: list[str]
+    endpoint: str | None
+    host: str | None
+    prices: dict[str, dict[str, float] | None] = Field(
+        description="USD per million input/output tokens; null: unknown (its calls cost 0)."
+    )
+    price_table: str | None
+    price_unknown: list[str]
+    label: str
+
+
 class RunOut(BaseModel):
     run_id: str
     scaffold: str
@@ -138,10 +154,15 @@ class RunOut(BaseModel):
     completion_tokens: int
     tokens: int
     cost: float
+    cost_known: bool = Field(description="False when a model's price is unknown.")
+    llm: RunLLMOut
     created_at: float | None
     updated_at: float | None
     error: str
     iterations_failed: int
+    iterations_not_done: int = Field(
+        description="Of the failed iterations, those that got no proposal: resume reruns them."
+    )
     failure_reasons: list[FailureReason]
     seed_error: str | None
 
@@ -280,6 +301,12 @@ class LeaderboardRow(BaseModel):
     best: float | None
     mean: float | None
     std: float | None = Field(description="Sample standard deviation over seeds.")
+    ci_low: float | None = Field(description="95% bootstrap CI of the mean over seeds, low.")
+    ci_high: float | None = Field(description="95% bootstrap CI of the mean over seeds, high.")
+    raw_metric: str | None = Field(description="The task card's raw metric.")
+    direction: str = Field(description="The raw metric's direction (maximize or minimize).")
+    best_raw: float | None = Field(description="Best raw value over seeds (in its direction).")
+    mean_raw: float | None
     best_known: float | None = Field(description="The task card's best known, score scale.")
     gap: float | None = Field(description="(best_known - mean) / |best_known|.")
     iterations_to_99: float | None = Field(
@@ -290,7 +317,9 @@ class LeaderboardRow(BaseModel):
     failed_runs: int
     tokens: int
     cost: float
-    rank: int | None = Field(description="Within the task, by mean (1 = best).")
+    rank: int | None = Field(
+        description="Within the task: 1 + the scaffolds whose CI lies wholly above (ties)."
+    )
 
 
 class ScaffoldRank(BaseModel):
@@ -315,11 +344,15 @@ class BenchmarkCellOut(BaseModel):
     iterations_to_99: int | None
     tokens: int
     cost: float
+    task_hash: str = Field(description="The content hash of the task files the run used.")
 
 
 class LeaderboardOut(BaseModel):
     benchmark: str | None = Field(description="None: the store holds no benchmark yet.")
     source: str = Field(description="Where the rows come from.")
+    provenance: dict[str, Any] | None = Field(
+        None, description="What produced the numbers (model, seeds, versions); 'line': caption."
+    )
     rows: list[LeaderboardRow]
     scaffolds: list[ScaffoldRank]
     cells: list[BenchmarkCellOut]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.errors import TaskError
-from harness.evaluation.task import list_tasks, tasks_root
+from harness.evaluation.task import list_tasks, task_roots
 
 __all__ = ["TaskRef", "TaskRoots"]
 
@@ -30,7 +30,7 @@ class TaskRef:
 
 class TaskRoots:
     def __init__(self, extra: tuple[Path, ...] = ()) -> None:
-        roots = [tasks_root(), *extra]
+        roots = [*task_roots(), *extra]  # shipped, GALAPAGOS_TASKS, --task-root
         self.roots: tuple[Path, ...] = tuple(dict.fromkeys(r.resolve() for r in roots))
 
     def names(self) -> list[TaskRef]:

@@ -9,7 +9,8 @@ from typing import Any
 from harness.core.errors import RunNotFound
 from harness.core.records import Program
 from harness.core.redact import redact_text
-from harness.runs import describe_run
+from harness.provenance import run_llm
+from harness.runs import describe_run, run_status
 from harness.service.schemas import finite
 from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
@@ -191,6 +192,7 @@ def benchmark_board(store: SQLiteStore, name: str | None, task: str | None) -> d
         {
             "benchmark": chosen,
             "source": f"benchmark {chosen}: per scaffold x task, statistics over seeds",
+            "provenance": table["provenance"],
             "rows": rows,
             "scaffolds": table["scaffolds"],
             "cells": cells,
@@ -198,22 +200,33 @@ def benchmark_board(store: SQLiteStore, name: str | None, task: str | None) -> d
     )
 
 
-def leaderboard_rows(store: SQLiteStore, runs: list[RunRecord]) -> list[dict[str, Any]]:
-    """Task × scaffold of loose runs (not in a benchmark): runs, completed runs, best and mean
-    best score, tokens, cost."""
-    groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
+def leaderboard_rows(
+    store: SQLiteStore, runs: list[RunRecord], *, pool_models: bool = False
+) -> list[dict[str, Any]]:
+    """Task × scaffold × model of loose runs (not in a benchmark): runs, completed runs, best
+    and mean best score, tokens, cost.  Runs of different models are never one row unless
+    ``pool_models``; a failed run's score is its failure, not a result (counted, never best)."""
+    groups: dict[tuple[str, str, str], list[RunRecord]] = defaultdict(list)
     for run in runs:
-        groups[(run.task, run.scaffold)].append(run)
+        llm = run_llm(run.config)
+        model = (
+            "all models"
+            if pool_models
+            else f"{llm['label']}" + (f" @ {llm['host']}" if llm["host"] else "")
+        )
+        groups[(run.task, run.scaffold, model)].append(run)
     rows: list[dict[str, Any]] = []
-    for (task, scaffold), members in sorted(groups.items()):
-        scored = [r for r in members if r.best_score is not None]
+    for (task, scaffold, model), members in sorted(groups.items()):
+        scored = [r for r in members if r.best_score is not None and run_status(r) != "failed"]
         best = max(scored, key=lambda r: r.best_score or 0.0, default=None)
         mean = sum(r.best_score or 0.0 for r in scored) / len(scored) if scored else None
         rows.append(
             {
                 "task": task,
                 "scaffold": scaffold,
+                "model": model,
                 "runs": len(members),
+                "failed": sum(1 for r in members if run_status(r) == "failed"),
                 "completed": sum(1 for r in members if r.status == "completed"),
                 "best_score": best.best_score if best else None,
                 "mean_best_score": mean,

@@ -70,15 +70,20 @@ def test_rows_give_best_mean_std_gap_and_rank_over_seeds(tmp_path: Path) -> None
     known = a["best_known"]
     assert known == pytest.approx(1.000373087)  # circle_packing's card, on the score scale
     assert a["gap"] == pytest.approx((known - 0.8) / known)
-    assert (b["rank"], a["rank"]) == (1, 2)
+    # Two seeds each, 0.9/0.7 against 0.95/0.8: the 95% bootstrap intervals of the means
+    # ([0.7, 0.9] and [0.8, 0.95]) overlap, so neither is ranked above the other.
+    assert (a["ci_low"], a["ci_high"]) == (0.7, 0.9) and (b["ci_low"], b["ci_high"]) == (0.8, 0.95)
+    assert (b["rank"], a["rank"]) == (1, 1)
     fm_a, fm_b = (
         _row(table, "a", "function_minimization"),
         _row(table, "b", "function_minimization"),
     )
+    # a: 0.5 and 0.3, wholly above b's single run (0.2): a is first, b second.
     assert (fm_a["rank"], fm_b["rank"]) == (1, 2)
     assert fm_b["seeds"] == 1 and fm_b["failed_runs"] == 1 and fm_b["std"] == 0.0
+    assert (fm_b["ci_low"], fm_b["ci_high"]) == (0.2, 0.2)
     ranks = {s["scaffold"]: s["mean_rank"] for s in table["scaffolds"]}
-    assert ranks == {"a": 1.5, "b": 1.5}
+    assert ranks == {"a": 1.0, "b": 1.5}
 
 
 def test_iterations_to_99_and_sums(tmp_path: Path) -> None:
@@ -93,26 +98,25 @@ def test_iterations_to_99_and_sums(tmp_path: Path) -> None:
     assert table["status"] == {"completed": 7, "failed": 1}
 
 
-def test_ties_share_the_lower_rank(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    table = leaderboard(store, "bm")
-    rows = [dict(r) for r in table["rows"]]
-    for r in rows:
-        r["mean"] = 0.5
-    from harness.benchmark.leaderboard import _rank
+def test_overlapping_intervals_tie_and_disjoint_ones_rank(tmp_path: Path) -> None:
+    from harness.benchmark.stats import rank_by_intervals
 
-    _rank(rows)
-    assert {r["rank"] for r in rows} == {1}
-    rows[0]["mean"] = 0.5 + 1e-13  # float noise, not a better result
-    rows[1]["mean"] = 0.4
-    _rank(rows)
-    assert [r["rank"] for r in rows[:2]] == [1, 2]
-    assert rows[2]["rank"] == rows[3]["rank"] == 1
+    rows = [
+        {"task": "t", "ci_low": 0.4, "ci_high": 0.6},
+        {"task": "t", "ci_low": 0.5, "ci_high": 0.7},  # overlaps the first: a tie
+        {"task": "t", "ci_low": 0.1, "ci_high": 0.3},  # wholly below both
+        {"task": "t", "ci_low": 0.6 + 1e-13, "ci_high": 0.8},  # above the first by noise only
+        {"task": "u", "ci_low": 0.0, "ci_high": 0.0},
+    ]
+    rank_by_intervals(rows)
+    assert [r["rank"] for r in rows] == [1, 1, 4, 1, 1]
 
 
 def test_best_so_far_carries_over_failed_iterations() -> None:
     assert best_so_far([(0, 0.5), (1, None), (2, 0.4), (3, 0.7)], 4) == [0.5, 0.5, 0.5, 0.7, 0.7]
     assert best_so_far([], 2) == [None, None, None]
+    # The runs' own margin: a later value that differs in its last digits is no improvement.
+    assert best_so_far([(0, 0.5), (1, 0.5 + 2.3e-16), (2, 0.6)], 2) == [0.5, 0.5, 0.6]
 
 
 def test_csv_has_one_line_per_row(tmp_path: Path) -> None:

@@ -69,10 +69,13 @@ def test_repeated_infrastructure_failures_stop_the_run_as_failed(tmp_path: Path)
     summary = asyncio.run(ctl.run_to_end())
     assert summary.status == "failed"
     run = store.get_run("r1")
-    assert run.status == "failed" and run.iterations_done == 3
+    # The three iterations got no proposal: committed (their calls are recorded) but not done,
+    # so a resume runs them again instead of losing them to the outage.
+    assert run.status == "failed" and run.iterations_done == 0
     assert "3 consecutive iterations failed for the same reason (LLM: LLM endpoint" in run.error
     assert "galapagos resume r1" in run.error
     assert len(ctl.model.calls) == 3  # nothing after the third
+    assert len(store.llm_calls("r1")) == 3
 
 
 def test_a_run_of_failures_with_different_causes_goes_on(tmp_path: Path) -> None:
@@ -85,8 +88,14 @@ def test_a_run_of_failures_with_different_causes_goes_on(tmp_path: Path) -> None
     ctl.model = Flaky()
     ctl.general = GeneralConfig(max_iterations=6, max_consecutive_infra_failures=2)
     summary = asyncio.run(ctl.run_to_end())
-    assert summary.status == "completed" and summary.iterations_done == 6
-    assert isinstance(ctl, Controller)
+    # Never twice the same cause in a row: the breaker does not stop it.  Every iteration got
+    # no proposal and counts as not done: the run stops interrupted (resumable) with the
+    # reason, instead of "completed" with nothing searched.
+    assert summary.status == "interrupted" and summary.iterations_done == 0
+    assert len(ctl.model.calls) == 6
+    run = store.get_run("r1")
+    assert run.error.startswith("6 iteration(s) got no proposal (1, 2, 3, 4, 5, 6: LLM: HTTP 50")
+    assert "galapagos resume r1" in run.error
 
 
 def test_the_seed_must_evaluate_before_any_llm_call(tmp_path: Path) -> None:

@@ -131,6 +131,7 @@ def assert_system_message(store: Path, run_id: str, expected: str) -> None:
 
 
 def run(tmp_path: Path, task: Path | str, *extra: str, sandbox: str = "local") -> Any:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     store = tmp_path / "s.sqlite"
     proc = galapagos(
         "run", "-s", "topk", "-t", str(task), "--json", "--sandbox", sandbox,

@@ -76,7 +76,13 @@ def test_resume_uses_the_endpoint_the_run_started_with(
 
     resumed = asyncio.run(execute(plan_resume(store, first.run_id), store, on_start=on_start))
     assert resumed.status == "completed" and resumed.iterations_done == 3
-    assert seen == [("openai", f"{stand_in.base_url}: stand-in (weight 1)")]
+    assert seen == [
+        (
+            "openai",
+            f"{stand_in.base_url}: stand-in (weight 1); "
+            "price unknown for stand-in (cost not counted)",
+        )
+    ]
     assert stand_in.requests == 3  # every LLM call of both sessions went to the stand-in
     assert {c["model"] for c in store.llm_calls(first.run_id)} == {"stand-in"}
 

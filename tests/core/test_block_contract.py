@@ -238,7 +238,14 @@ def test_llm_errors_end_the_iteration_unless_the_loop_retries_them(tmp_path: Pat
     (tmp_path / "b").mkdir()
     ends, store_a = make(tmp_path / "a", model=Flaky(), retries=2, iterations=1)
     asyncio.run(ends.run_to_end())
-    assert [p.id for p in store_a.programs("r")] == ["p0"]  # first attempt's error ended it
+    # The first attempt's error ended the iteration (no attempt 1).  Having got no proposal,
+    # the run's last iteration is not done: the run stops interrupted, for a resume to redo it.
+    attempts = [
+        (e.payload["attempt"], e.payload["outcome"]) for e in store_a.events("r", ["attempt"])
+    ]
+    assert attempts == [(0, "llm_error")]
+    assert [p.id for p in store_a.programs("r")] == ["p0"]
+    assert store_a.get_run("r").status == "interrupted"
     retries, store_b = make(
         tmp_path / "b",
         model=Flaky(),

@@ -49,7 +49,8 @@ def test_benchmarks_and_leaderboard_come_from_the_tags(client: TestClient, hub_s
     assert board["benchmark"] == "week1"
     assert board["rows"] == table["rows"] and board["cells"] == table["cells"]
     ranks = {(r["scaffold"], r["task"]): r["rank"] for r in board["rows"]}
-    assert ranks == {("best_of_n", "circle_packing"): 1, ("topk", "circle_packing"): 2,
+    # circle_packing: 0.85/0.95 against 0.8/0.9, overlapping intervals over two seeds: a tie.
+    assert ranks == {("best_of_n", "circle_packing"): 1, ("topk", "circle_packing"): 1,
                      ("topk", "function_minimization"): 1,
                      ("best_of_n", "function_minimization"): 2}  # fmt: skip
     assert "loose-1" not in {c["run_id"] for c in board["cells"]}

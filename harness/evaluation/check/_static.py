@@ -24,8 +24,11 @@ __all__ = [
 ]
 
 
-def _top_level_functions(source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    tree = ast.parse(source)
+def _top_level_functions(
+    source: str, filename: str = "<unknown>"
+) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The module's top-level functions; a ``SyntaxError`` names ``filename`` and the line."""
+    tree = ast.parse(source, filename=filename)
     return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
 
 
@@ -103,7 +106,8 @@ def files_check(task: Task, entry: str | None) -> CheckResult:
     else:
         try:
             # A program in another language (an OpenEvolve folder's .r or .rs) is not parsed.
-            seed_funcs = _top_level_functions(seed) if card.language == "python" else {}
+            python = card.language == "python"
+            seed_funcs = _top_level_functions(seed, card.initial_program) if python else {}
         except SyntaxError as exc:
             seed_funcs = {}
             problems.append(f"the seed does not parse: {exc}")
@@ -120,7 +124,7 @@ def files_check(task: Task, entry: str | None) -> CheckResult:
         problems.append(f"the evaluator {card.evaluator!r} does not exist")
     else:
         try:
-            funcs = _top_level_functions(evaluator.decode("utf-8"))
+            funcs = _top_level_functions(evaluator.decode("utf-8"), card.evaluator)
         except (SyntaxError, UnicodeDecodeError) as exc:
             funcs = {}
             problems.append(f"the evaluator does not parse: {exc}")

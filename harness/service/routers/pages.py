@@ -21,8 +21,10 @@ import jinja2.sandbox
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
+from harness.benchmark.stats import sig, spread
 from harness.core.config import SLOTS
 from harness.core.errors import HarnessError, RunNotFound, TaskError
+from harness.report import llm_usage
 from harness.runs import run_status
 from harness.service import catalog, docs
 from harness.service.auth import CSRF_COOKIE, SESSION_COOKIE, Caller, caller, check_csrf, csrf_value
@@ -72,6 +74,8 @@ def _when(value: Any) -> str:
 
 
 _env.filters["score"] = _score
+_env.filters["sig"] = sig  # the leaderboard's one rule for significant digits
+_env.filters["spread"] = spread
 _env.filters["when"] = _when
 _env.filters["pretty"] = lambda v: json.dumps(v, indent=2, sort_keys=True, default=str)
 
@@ -199,7 +203,7 @@ def run_page(request: Request, run_id: str, _: Reader) -> Response:
         config=redacted(run.config),
         programs=programs[:50],
         program_count=len(programs),
-        usage=store.llm_usage(run.id),
+        usage=llm_usage(store, run),
         events=[_shown_event(e) for e in events],
         active=view["status"] in ACTIVE,
     )
@@ -299,8 +303,10 @@ def leaderboard_page(
     request: Request,
     _: Reader,
     benchmark: Annotated[str | None, Query(max_length=100)] = None,
+    pool_models: bool = False,
 ) -> Response:
-    """A benchmark's table (the newest unless one is chosen), then the runs outside any."""
+    """A benchmark's table (the newest unless one is chosen), then the runs outside any, one
+    row per model unless ``pool_models``."""
     store = hub_of(request).reader()
     try:
         board = benchmark_board(store, benchmark, None)
@@ -310,7 +316,11 @@ def leaderboard_page(
     for row in sorted(board["rows"], key=lambda r: (r["rank"] or 1e9, r["scaffold"])):
         by_task.setdefault(row["task"], []).append(row)
     in_benchmarks = store.benchmark_run_ids()
-    loose = leaderboard_rows(store, [r for r in store.list_runs() if r.id not in in_benchmarks])
+    loose = leaderboard_rows(
+        store,
+        [r for r in store.list_runs() if r.id not in in_benchmarks],
+        pool_models=pool_models,
+    )
     tasks: dict[str, list[dict[str, Any]]] = {}
     for row in loose:
         tasks.setdefault(row["task"], []).append(row)
@@ -325,6 +335,7 @@ def leaderboard_page(
             key=lambda r: (r["mean_rank"] is None, r["mean_rank"] or 0.0, r["scaffold"]),
         ),
         tasks=tasks,
+        pool_models=pool_models,
     )
 
 
