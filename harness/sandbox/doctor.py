@@ -84,6 +84,9 @@ CANARIES: dict[str, tuple[str, set[str], str, Callable[[EvalResult], bool]]] = {
                 print('ROOT WRITABLE')
             except OSError:
                 pass
+            # Left for the "leftovers" canary, which must not find them.
+            for place in ('/tmp', '/dev/shm'):
+                open(os.path.join(place, 'galapagos-canary-mark'), 'w').write('x')
             return 0.0
             """,
             "import os",
@@ -138,10 +141,25 @@ CANARIES: dict[str, tuple[str, set[str], str, Callable[[EvalResult], bool]]] = {
         "a candidate cannot forge its score through the runner's output or its own stdout",
         lambda r: r.metrics.get("combined_score") == 0.25,
     ),
+    "leftovers": (
+        _program(
+            """
+            left = [p for p in ('/tmp', '/dev/shm')
+                    if os.path.exists(os.path.join(p, 'galapagos-canary-mark'))]
+            print('LEFT BEHIND', left) if left else print('clean')
+            return 0.0
+            """,
+            "import os",
+        ),
+        {"ok"},
+        "a candidate finds nothing an earlier one left (identity's marker files)",
+        lambda r: "clean" in _stdout(r),
+    ),
 }
 #: The canaries a run starts with (cheap, no limits pushed): the isolation and integrity
-#: properties a broken image or engine would lose silently.
-STARTUP_CANARIES = ("honest", "identity", "network", "forgery")
+#: properties a broken image or engine would lose silently.  They run one after another in one
+#: container, as a run's candidates do, so "leftovers" checks the boundary between candidates.
+STARTUP_CANARIES = ("honest", "identity", "network", "forgery", "leftovers")
 
 
 @dataclass(frozen=True)
@@ -197,7 +215,9 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
     from harness.sandbox.docker_backend import DockerBackend
 
     chosen = {n: CANARIES[n] for n in (names or tuple(CANARIES))}
-    backend = DockerBackend(pool_size=0, build=False)
+    # One warm container at a time, no creator threads: each canary runs in the container the
+    # one before it ran in (a fresh box each), unless that one retired (a timeout, an OOM kill).
+    backend = DockerBackend(pool_size=1, pool_creators=0, build=False)
 
     async def one(name: str) -> Check:
         source, statuses, what, extra = chosen[name]
@@ -221,16 +241,27 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
         return Check(f"canary:{name}", ok, detail, remedy)
 
     try:
-        if names is None:  # the doctor: one at a time, limits pushed one by one
-            return [await one(name) for name in chosen]
-        return list(await asyncio.gather(*(one(name) for name in chosen)))
+        checks = [await one(name) for name in chosen]
+        if names is None:  # the doctor says which isolation unit the engine allows
+            checks.append(
+                Check(
+                    "isolation",
+                    True,
+                    f"a fresh box per candidate in zygote containers ({backend.reuse} each)"
+                    if backend.boxes
+                    else "a fresh single-use container per candidate (the engine refuses "
+                    "the user namespaces boxes need: slower, as safe)",
+                )
+            )
+        return checks
     finally:
         await backend.aclose()
 
 
 async def startup_canaries() -> None:
     """Fail closed before a run: raise :class:`SandboxError` if a start-up canary escapes or is
-    mis-scored (:data:`STARTUP_CANARIES`, concurrently, about a second)."""
+    mis-scored (:data:`STARTUP_CANARIES`, one after another in one container, well under a
+    second)."""
     failed = [c for c in await _canaries(STARTUP_CANARIES) if not c.ok]
     if failed:
         first = failed[0]
