@@ -437,10 +437,6 @@ async def open_services(
         if runtime is not None:
             backend = await runtime.backend(ev, run_id)  # canaries once per runtime
         else:
-            if ev.sandbox == "docker" and ev.canaries:
-                from harness.sandbox.doctor import startup_canaries
-
-                await startup_canaries()  # fail closed before any pool or candidate starts
             options: dict[str, Any] = (
                 {"pool_size": ev.pool_size, "engine_wait_s": ev.engine_wait_s}
                 if ev.sandbox == "docker"
@@ -449,6 +445,17 @@ async def open_services(
             backend = make_backend(ev.sandbox, **options)
         evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
         stack.push_async_callback(evaluator.aclose)  # closes the backend too
+        if runtime is None and ev.sandbox == "docker" and ev.canaries:
+            from harness.sandbox.doctor import startup_canaries
+
+            # The run's warm containers start while the canaries run; no candidate runs in
+            # them before the canaries passed (fail closed).
+            outcomes = await asyncio.gather(
+                startup_canaries(), evaluator.prewarm(), return_exceptions=True
+            )
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    raise outcome
         yield Services(
             model=client,
             meter=meter,

@@ -74,6 +74,7 @@ from harness.sandbox.jobs import (
     failure_result,
     result_from_document,
     task_digest,
+    warm_modules,
 )
 from harness.sandbox.jobs import runner_config as make_runner_config
 from harness.sandbox.pool import PoolKey, WarmPool
@@ -201,6 +202,7 @@ class DockerBackend:
         #: jobs, which share one mapping, hash their files once.
         self._task_frames: dict[str, bytes] = {}
         self._digests: dict[tuple[int, str, tuple[tuple[str, str], ...]], tuple[object, str]] = {}
+        self._warmed: dict[tuple[int, str, tuple[str, ...]], tuple[object, tuple[str, ...]]] = {}
         self._executor = ThreadPoolExecutor(max_parallel, thread_name_prefix="galapagos-job")
         self._remover = ThreadPoolExecutor(2, thread_name_prefix="galapagos-rm")
         self._removals: set[Future[None]] = set()
@@ -412,11 +414,21 @@ class DockerBackend:
     def _key(self, job: Job, tag: str | None = None) -> PoolKey:
         return PoolKey(
             tag or self.image_tag(job.image),
-            tuple(job.preload),
+            self._warm(job),
             job.limits,
             job.labels.get(ownership.RUN_LABEL),
             self._task(job) if job.mode == "sealed" else None,
         )
+
+    def _warm(self, job: Job) -> tuple[str, ...]:
+        """:func:`~harness.sandbox.jobs.warm_modules` of the job, once per files mapping."""
+        shape = (id(job.files), job.evaluator_module, job.preload)
+        seen = self._warmed.get(shape)
+        if seen is None or seen[0] is not job.files:
+            if len(self._warmed) > 64:
+                self._warmed.clear()
+            seen = self._warmed[shape] = (job.files, warm_modules(job))
+        return seen[1]
 
     def _task(self, job: Job) -> str:
         """Digest of the job's sealed task, remembering the frame that installs it."""

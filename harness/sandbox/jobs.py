@@ -7,9 +7,11 @@ only for error-like keys) before it becomes an :class:`~harness.core.records.Eva
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import math
+import sys
 from collections.abc import Mapping
 from typing import Any, cast, get_args
 
@@ -23,6 +25,7 @@ from harness.sandbox.protocol import Job, Limits
 __all__ = [
     "NEXT_FRAME",
     "STATUSES",
+    "warm_modules",
     "encode_job",
     "encode_task",
     "failure_result",
@@ -49,6 +52,42 @@ def runner_config(limits: Limits, preload: tuple[str, ...], **where: Any) -> Run
         fsize_mb=limits.fsize_mb,
         **where,
     )
+
+
+#: Imported along with these (lazily loaded submodules candidates of such tasks often use).
+_ALONG = {"numpy": ("numpy.random",)}
+#: Standard-library modules never imported ahead (side effects at import, or useless here).
+_NOT_AHEAD = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"})
+
+
+def warm_modules(job: Job) -> tuple[str, ...]:
+    """The modules a sandbox imports before its job arrives: the task card's ``preload``, the
+    standard-library and preloaded packages' modules the evaluator imports, and submodules
+    that go with them (``numpy.random``).
+
+    A zygote imports them once and forks every runner and candidate from that state, so no job
+    pays for them (the evaluator module itself is never imported ahead: it is task data).
+    Only names are read from the evaluator; a name the image lacks is reported at start-up."""
+    wanted = list(job.preload)
+    roots = {name.split(".")[0] for name in job.preload}
+    source = job.files.get(f"{job.evaluator_module}.py")
+    try:
+        tree = ast.parse(source or b"")
+    except (SyntaxError, ValueError):
+        tree = ast.Module(body=[], type_ignores=[])
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        for name in names:
+            root = name.split(".")[0]
+            if (root in sys.stdlib_module_names and root not in _NOT_AHEAD) or root in roots:
+                wanted.append(name)
+    for name in list(wanted):
+        wanted.extend(_ALONG.get(name, ()))
+    return tuple(dict.fromkeys(wanted))
 
 
 def task_digest(job: Job) -> str:

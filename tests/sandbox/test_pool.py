@@ -172,3 +172,21 @@ async def test_an_engine_that_refuses_boxes_gets_single_use_containers(
         assert len(set(backend.served_by)) == 3
     finally:
         await backend.aclose()
+
+
+async def test_candidates_of_one_container_draw_different_random_numbers(
+    sandbox_images: dict[str, str],
+) -> None:
+    """The zygote imported numpy.random before forking: each candidate still starts from fresh
+    entropy, as a process of its own would."""
+    backend = DockerBackend(pool_size=1, pool_creators=0)
+    try:
+        job = sealed_job(
+            program("return float(numpy.random.random())", "import numpy"),
+            preload=("numpy",),
+        )
+        scores = [(await backend.run(job)).metrics["combined_score"] for _ in range(4)]
+        assert len(set(backend.served_by)) == 1  # one container, four boxes
+        assert len(set(scores)) == 4
+    finally:
+        await backend.aclose()

@@ -32,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["REQUEST_FD", "RESPONSE_FD", "install_site_builtins", "serve"]
+__all__ = ["REQUEST_FD", "RESPONSE_FD", "fresh_randomness", "install_site_builtins", "serve"]
 
 REQUEST_FD = 3
 RESPONSE_FD = 4
@@ -175,8 +175,21 @@ def _flush() -> None:
             pass
 
 
+def fresh_randomness() -> None:
+    """Reseed numpy's global generator from the OS after a fork from a process that imported
+    ``numpy.random``: a process of its own would start from fresh entropy too (the standard
+    library's ``random`` reseeds itself at fork)."""
+    random = sys.modules.get("numpy.random")
+    if random is not None:
+        try:
+            random.seed()
+        except Exception:  # noqa: BLE001, S110 - a broken numpy is the candidate's own problem
+            pass
+
+
 def serve(compat_path: str = "/opt/galapagos/compat") -> None:
     """Answer requests until the runner closes the request pipe."""
+    fresh_randomness()
     try:
         sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     except Exception:  # noqa: BLE001, S110 - a replaced stdout keeps its own buffering

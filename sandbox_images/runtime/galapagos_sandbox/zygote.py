@@ -32,7 +32,7 @@ from galapagos_sandbox.config import RunnerConfig
 from galapagos_sandbox.confine import oom_kill_count
 from galapagos_sandbox.runner import Runner, rehearse
 from galapagos_sandbox.wire import WireError, encode_frame, read_frame, write_all
-from galapagos_sandbox.worker import install_site_builtins
+from galapagos_sandbox.worker import fresh_randomness, install_site_builtins
 
 # typing costs milliseconds of container start-up; annotations are strings anyway.
 TYPE_CHECKING = False
@@ -52,6 +52,7 @@ def _serve_one(cfg: RunnerConfig, preload_errors: list[str]) -> None:
     from galapagos_sandbox import box
 
     try:
+        fresh_randomness()  # the evaluator's unseeded numpy draws differ from job to job
         # The box's init is forked by a short-lived builder: it must become our child.
         box._libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         runner = Runner(cfg)
