@@ -13,7 +13,6 @@ import dataclasses
 import math
 import secrets
 import time
-from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from harness.evaluation.folder_config import folder_config_files
 from harness.evaluation.task import Task, load_task
 from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
+from harness.run_info import describe_run, failure_summary, run_status
 from harness.store.base import RunRecord
 from harness.store.owner import owner_alive, owner_token
 from harness.store.sqlite import SQLiteStore, default_store_path
@@ -60,6 +60,7 @@ __all__ = [
     "Services",
     "describe_run",
     "execute",
+    "failure_summary",
     "open_services",
     "open_store",
     "plan_resume",
@@ -579,72 +580,3 @@ async def _drive(
 async def _watch(stop: asyncio.Event, controller: Controller) -> None:
     await stop.wait()
     controller.request_stop()
-
-
-def run_status(run: RunRecord) -> str:
-    """The stored status, with a dead owner's "running" shown as "interrupted"."""
-    if run.status == "running" and not owner_alive(run.owner):
-        return "interrupted"
-    return run.status
-
-
-def _cause(payload: Mapping[str, Any]) -> tuple[str, str]:
-    """(outcome, its last error line) of one attempt event: an exception's message, not a
-    traceback's heading."""
-    outcome = str(payload.get("outcome", "?"))
-    status = payload.get("status")
-    if status and status not in ("ok", "invalid"):
-        outcome += f" ({status})"
-    lines = [line.strip() for line in str(payload.get("error") or "").splitlines()]
-    lines = [line for line in lines if line]
-    return outcome, lines[-1] if lines else ""
-
-
-def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
-    """How many iterations produced no child, why (their last attempt, most common first), and
-    whether the seed program itself failed to evaluate."""
-    seed_error = None
-    failed: list[int] = []
-    for event in store.events(run_id, ["seed", "iteration_failed"]):
-        if event.kind == "iteration_failed":
-            failed.append(event.iteration)
-        elif event.payload.get("failed"):
-            seed_error = str(event.payload.get("error") or event.payload.get("status") or "failed")
-    causes: list[tuple[str, str]] = []
-    if failed:  # attempts are read only for runs that have failures to explain
-        last = {e.iteration: _cause(e.payload) for e in store.events(run_id, ["attempt"])}
-        causes = [last.get(i, ("unknown", "")) for i in failed]
-    reasons = Counter(outcome for outcome, _ in causes)
-    example = dict(causes)  # the latest error of each outcome
-    return {
-        "iterations_failed": len(failed),
-        "failure_reasons": [
-            {"outcome": outcome, "iterations": count, "example": example[outcome][:300]}
-            for outcome, count in reasons.most_common(3)
-        ],
-        "seed_error": seed_error,
-    }
-
-
-def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
-    """The fields scripts and CI read (``--json`` of run/runs/show)."""
-    return {
-        "run_id": run.id,
-        "scaffold": run.scaffold,
-        "task": run.task,
-        "status": run_status(run),
-        "iterations_done": run.iterations_done,
-        "max_iterations": run.max_iterations,
-        "seed": run.seed,
-        "seed_score": run.seed_score,
-        "best_score": run.best_score,
-        "best_program_id": run.best_program_id,
-        "prompt_tokens": run.prompt_tokens,
-        "completion_tokens": run.completion_tokens,
-        "tokens": run.tokens,
-        "cost": run.cost,
-        "created_at": run.created_at,
-        "updated_at": run.updated_at,
-        "error": run.error,
-        **failure_summary(store, run.id),
-    }

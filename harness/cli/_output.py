@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import math
@@ -11,14 +10,16 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from harness.core.errors import ConfigError, HarnessError
-from harness.store.sqlite import SQLiteStore, default_store_path
+
+if TYPE_CHECKING:
+    from harness.store.sqlite import SQLiteStore
 
 __all__ = [
     "HELP_MARKUP",
@@ -69,6 +70,7 @@ def run_terminable(main: Coroutine[Any, Any, R]) -> R:
     """``asyncio.run(main)`` in which SIGTERM stops ``main`` as Ctrl-C does: the task is
     cancelled, so its ``finally`` blocks run (sandboxes are removed, not left to a later reaper),
     then :class:`Terminated` is raised."""
+    import asyncio
 
     async def wrapper() -> R:
         task = asyncio.current_task()
@@ -115,6 +117,8 @@ def open_existing_store(path: Path | None = None) -> SQLiteStore:
     A missing file is a mistyped ``--store``, not a new store: it is an error (exit 2) and
     nothing is created.  Only ``run`` makes a store.
     """
+    from harness.store.sqlite import SQLiteStore, default_store_path
+
     target = path or default_store_path()
     if not target.is_file():
         raise ConfigError(f"no run store at {target}; runs are created by galapagos run")
@@ -124,6 +128,8 @@ def open_existing_store(path: Path | None = None) -> SQLiteStore:
 def store_for_listing(path: Path | None) -> SQLiteStore | None:
     """The run store a listing reads, or ``None`` when it does not exist yet (a listing of a
     store no run has created is empty, not an error; nothing is created)."""
+    from harness.store.sqlite import SQLiteStore, default_store_path
+
     target = path or default_store_path()
     if target.is_file():
         return SQLiteStore(target)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from harness.cli._output import (
@@ -25,21 +23,14 @@ from harness.cli._output import (
     store_for_listing,
     store_hint,
 )
-from harness.core.controller import Progress as RunProgress
-from harness.core.controller import RunSummary
 from harness.core.errors import ConfigError
-from harness.runs import (
-    RunPlan,
-    Services,
-    describe_run,
-    execute,
-    open_store,
-    plan_resume,
-    plan_run,
-    seed_from_run,
-)
-from harness.store.base import RunRecord
-from harness.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from harness.core.controller import Progress as RunProgress
+    from harness.core.controller import RunSummary
+    from harness.runs import RunPlan, Services
+    from harness.store.base import RunRecord
+    from harness.store.sqlite import SQLiteStore
 
 __all__ = ["register"]
 
@@ -118,6 +109,8 @@ def run(
     quiet: QuietOpt = False,
 ) -> None:
     """Run a scaffold on a task."""
+    from harness.runs import open_store, plan_run, seed_from_run
+
     models = tuple(name for item in (model or []) for name in item.split(",") if name.strip())
     origin = None
     if from_run is not None:
@@ -183,6 +176,8 @@ def resume(
     extends a run (completed or not) to N iterations: with the offline model, the same as
     having asked for N from the start.
     """
+    from harness.runs import open_store, plan_resume
+
     st = open_store(store)
     plan = plan_resume(
         st, run_id, max_total_tokens=max_tokens, max_cost=max_cost, iterations=iterations
@@ -193,6 +188,14 @@ def resume(
 def _drive(
     plan: RunPlan, store: SQLiteStore, as_json: bool, *, quiet: bool = False, hint: str = ""
 ) -> None:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     total = plan.run.max_iterations if plan.run else plan.config.general.max_iterations
     if plan.extend_to is not None:
         total = plan.extend_to
@@ -244,6 +247,8 @@ def _drive(
                 highlight=False,
             )
 
+    import asyncio
+
     summary = asyncio.run(_execute_with_signals(plan, store, on_start, on_progress))
     bar.stop()
     run = store.get_run(summary.run_id)
@@ -268,6 +273,10 @@ async def _execute_with_signals(
     on_progress: Callable[[RunProgress], None],
 ) -> RunSummary:
     """First Ctrl-C finishes the iterations in flight and stops; the second aborts."""
+    import asyncio
+
+    from harness.runs import execute
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -293,6 +302,8 @@ def _abort() -> None:
 def _report(
     store: SQLiteStore, run: RunRecord, summary: RunSummary, as_json: bool, *, hint: str = ""
 ) -> dict[str, Any]:
+    from harness.run_info import describe_run
+
     data = describe_run(store, run)
     if summary.status == "failed" or (summary.status == "interrupted" and run.error):
         err.print(f"[bold red]error:[/] {escape(run.error)}", soft_wrap=True)
@@ -338,6 +349,8 @@ def runs(
     as_json: JsonOpt = False,
 ) -> None:
     """List stored runs, newest first."""
+    from harness.run_info import describe_run
+
     st = store_for_listing(store)
     rows: list[dict[str, Any]] = (
         [] if st is None else [describe_run(st, r) for r in st.list_runs(limit)]

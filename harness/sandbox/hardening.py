@@ -121,6 +121,9 @@ def container_kwargs(spec: ContainerSpec) -> dict[str, Any]:
         "stdin_open": True,
         "tty": False,
         "network_mode": "none",
+        # …and no network endpoint at all: the engine then skips its per-container network hook
+        # (a re-exec of dockerd by runc, ~40 ms of CPU per container start measured here).
+        "network_disabled": True,
         "read_only": True,
         "tmpfs": tmpfs,
         "shm_size": f"{SHM_MB}m",
