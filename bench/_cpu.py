@@ -203,7 +203,8 @@ def tree_pss_mb(root: int, containers: Iterable[str] = ()) -> float:
 
 
 class PeakMemory:
-    """Samples :func:`tree_pss_mb` of a process (and the containers it owns) in a thread.
+    """Samples :func:`tree_pss_mb` of a process (and the containers it owns) in a thread, and
+    the CPU those containers and their shims used (the last reading of each).
 
     Containers are found by their ``galapagos.owner`` label naming the process's pid."""
 
@@ -211,6 +212,7 @@ class PeakMemory:
         self.pid, self.interval = pid, interval_s
         self.peak_mb = 0.0
         self.samples = 0
+        self.container_cpu: dict[str, float] = {}
         self._stop = threading.Event()
         self.owned: dict[str, bool] = {}
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -246,10 +248,22 @@ class PeakMemory:
             return False
         return bool(pattern.search(labels.get("galapagos.owner", "")))
 
+    @property
+    def containers_cpu_s(self) -> float:
+        """CPU of the owned containers (their cgroups) and their shims, as last read."""
+        return sum(self.container_cpu.values())
+
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                mb = tree_pss_mb(self.pid, self._ours())
+                ours = self._ours()
+                mb = tree_pss_mb(self.pid, ours)
+                for cid in ours:
+                    cpu = _container_cpu_s(cid)
+                    shim = shim_of(cid)
+                    if cpu is not None:
+                        cpu += process_cpu_s(shim, children=True) if shim else 0.0
+                        self.container_cpu[cid] = max(cpu, self.container_cpu.get(cid, 0.0))
             except OSError:
                 mb = 0.0
             self.peak_mb = max(self.peak_mb, mb)

@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -90,18 +91,22 @@ def saturated() -> Iterator[None]:
 def timed(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> dict[str, Any]:
     """Run ``cmd`` to its end; wall time and the peak PSS of its tree (and its containers)."""
     start = time.perf_counter()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(
         cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     with PeakMemory(proc.pid) as mem:
         out, err = proc.communicate()
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tree_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}):\n{err[-3000:]}")
     containers = sum(1 for ours in mem.owned.values() if ours)
     return {
         "wall_s": wall, "peak_mb": mem.peak_mb, "containers": containers, "stdout": out,
-        "stderr": err,
+        "stderr": err, "cpu_s": tree_cpu + mem.containers_cpu_s, "tree_cpu_s": tree_cpu,
+        "containers_cpu_s": mem.containers_cpu_s,
     }  # fmt: skip
 
 
@@ -318,6 +323,7 @@ def compare_e2e(args: argparse.Namespace, report: Report, label: str) -> float |
                                         args.iterations, args.seed, api_base, work)
                     )  # fmt: skip
     wall = {k: statistics.median(r["wall_s"] for r in v) for k, v in results.items() if v}
+    cpu = {k: statistics.median(r["cpu_s"] for r in v) for k, v in results.items() if v}
     peak = {k: max(r["peak_mb"] for r in v) for k, v in results.items() if v}
     spread = {
         k: f"{min(r['wall_s'] for r in v):.1f}–{max(r['wall_s'] for r in v):.1f} s"
@@ -337,6 +343,13 @@ def compare_e2e(args: argparse.Namespace, report: Report, label: str) -> float |
     report.row(
         label, "Galapagos wall / SkyDiscover", wall["galapagos"], "s",
         ratio=wall["galapagos"] / sd if sd else None, goal=0.5,
+    )  # fmt: skip
+    report.row(label, "OpenEvolve CPU (process tree)", cpu.get("openevolve"), "s")
+    report.row(label, "SkyDiscover CPU (process tree)", cpu.get("skydiscover"), "s")
+    report.row(
+        label, "Galapagos CPU (process tree + containers + shims) / OpenEvolve",
+        cpu["galapagos"], "s", ratio=cpu["galapagos"] / cpu["openevolve"] if "openevolve" in cpu
+        else None,
     )  # fmt: skip
     if label == "e2e":
         report.row(label, "OpenEvolve peak memory (PSS)", peak.get("openevolve"), "MiB")

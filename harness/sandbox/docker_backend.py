@@ -221,6 +221,7 @@ class DockerBackend:
                 size=size,
                 creators=default_pool_creators() if pool_creators is None else pool_creators,
                 spare=ZYGOTE_SPARE if self.boxes else None,
+                reused=self.boxes,
             )
             if size > 0
             else None

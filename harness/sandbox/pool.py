@@ -5,14 +5,16 @@ box or process, installed the sealed task (files and evaluator, in the runner on
 ``ready``; it waits on stdin for one job.  A single-use container is destroyed afterwards; a
 zygote container (:mod:`galapagos_sandbox.zygote`) prepares a fresh box for the next job and
 comes back (:meth:`WarmPool.give_back`) until it retires.  Either way the ~250 ms start (plus
-imports) is off the critical path, and no candidate ever runs where another one ran.
+imports) is off the critical path, and no candidate ever runs in a box (or a single-use
+container) another one ran in.
 
 Containers are keyed by everything fixed at start-up (image, preload, limits, run, installed
 task).  A few creator threads keep each wanted key at ``spare`` containers, counting the ones
-starting and the ones on their way back, and raise that target to the most jobs a key ever had
-in flight plus one (at most ``size``), so a run's parallel iterations soon find a container
-each.  A job that finds none waits for one that is starting or coming back rather than starting
-its own (:meth:`WarmPool.wait`); keys nobody asked for in ``idle_ttl_s`` are drained.
+starting and the ones on their way back (and, for containers that come back, the busy ones), and
+raise that target to the most jobs a key ever had in flight plus one (at most ``size``), so a
+run's parallel iterations soon find a container each.  A job that finds none waits for one
+that is starting or coming back rather than starting its own (:meth:`WarmPool.wait`); keys
+nobody asked for in ``idle_ttl_s`` are drained.
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ class PoolKey:
 class WarmPool(Generic[W]):
     """Keeps up to ``size`` ready containers per wanted key; ``take`` never blocks.
 
-    ``spare``: containers (ready, starting or coming back) the creators keep per wanted key
-    before demand raised it (default ``size``).
+    ``spare``: containers (ready, starting or coming back, and with ``reused`` the busy ones)
+    the creators keep per wanted key before demand raised it (default ``size``).
     """
 
     def __init__(
@@ -62,10 +64,13 @@ class WarmPool(Generic[W]):
         size: int,
         creators: int,
         spare: int | None = None,
+        reused: bool = False,
         idle_ttl_s: float = 600.0,
         refill_delay_s: float = 0.05,
     ) -> None:
         self.size = size
+        #: Containers come back after a job (``give_back``): a busy one is one the key has.
+        self._reused = reused
         self.spare = size if spare is None else max(1, min(spare, size))
         # Refilling right as a job starts would compete with it for the engine and the CPU;
         # a short delay lets short jobs finish first and costs long jobs nothing noticeable.
@@ -231,7 +236,8 @@ class WarmPool(Generic[W]):
     # -- internals (call with the lock held) --------------------------------------------------
 
     def _raise_target(self, key: PoolKey) -> None:
-        """Demand: keep one container more than the most jobs this key had in flight."""
+        """Demand: one container more than the most jobs this key had in flight (at most
+        ``size``), counting the busy ones."""
         want = min(self.size, self._busy.get(key, 0) + 1)
         if want > self._target.get(key, self.spare):
             self._target[key] = want
@@ -255,6 +261,8 @@ class WarmPool(Generic[W]):
         for key in self._wanted:
             have = len(self._ready[key]) + self._starting.get(key, 0)
             have += self._returning.get(key, 0)
+            if self._reused:  # containers that serve again count while they serve
+                have += self._busy.get(key, 0)
             if have < self._target.get(key, self.spare):
                 return key
         return None
