@@ -366,7 +366,7 @@ def compare_e2e(args: argparse.Namespace, report: Report, label: str) -> float |
 def section_parallel(args: argparse.Namespace, report: Report) -> None:
     folder = args.oe / "circle_packing"
     with shared_endpoint(args.seed, latency=0.5) as api_base, tempfile.TemporaryDirectory() as t:
-        for scaffold in PARALLEL_SCAFFOLDS:
+        for scaffold in args.scaffolds.split(","):
             spans: dict[int, float] = {}
             walls: dict[int, float] = {}
             for parallel in (1, 4):
@@ -471,6 +471,9 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--parallel-iterations", type=int, default=40)
+    parser.add_argument(
+        "--scaffolds", default=",".join(PARALLEL_SCAFFOLDS), help="for the parallel section"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs per program (median)")
     parser.add_argument("--cpu-n", type=int, default=40, help="evaluations measured (cpu)")
     parser.add_argument("--seed", type=int, default=42)

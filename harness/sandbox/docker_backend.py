@@ -68,7 +68,6 @@ from harness.sandbox.hardening import (
 )
 from harness.sandbox.jobs import (
     FRAME_SLACK,
-    NEXT_FRAME,
     encode_job,
     encode_task,
     failure_result,
@@ -93,9 +92,6 @@ INFRA_RETRIES = 5
 #: Exit codes of a container stopped from outside (SIGKILL, SIGTERM), when not OOM-killed.
 STOPPED_FROM_OUTSIDE = (137, 143)
 REMOVE_DELAY_S = 0.05
-#: A zygote container prepares its next box this long after a job (in-container work only,
-#: a few ms of CPU: the job's caller runs first).
-RECYCLE_DELAY_S = 0.02
 STARTUP_S = 60.0
 #: -P: no script dir on sys.path; -s/-S: no user or site packages (PYTHONPATH has everything,
 #: and skipping site saves start-up time in every container).
@@ -103,8 +99,9 @@ PYTHON_FLAGS = ("-P", "-s", "-S")
 IMAGE_PYTHONPATH = f"{images.RUNTIME}:{images.SITE}"
 #: Jobs a zygote container serves (each in a fresh box) before it is replaced.
 DEFAULT_REUSE = 64
-#: Zygote containers kept per job shape before demand raises it (they come back after a job).
-ZYGOTE_SPARE = 2
+#: Zygote containers kept per job shape before its first job (they come back after a job; the
+#: first job raises it to two, one serving and one ready, and parallel jobs to one more each).
+ZYGOTE_SPARE = 1
 
 
 class _Retired(SandboxError):
@@ -566,11 +563,12 @@ class DockerBackend:
             raise
 
     def _prepare(self, started: _Started, key: PoolKey) -> None:
-        """Have a container's runner (a zygote's: a fresh one, with a fresh box) install the
-        task and say ``ready``.  Raises :class:`_Retired` when a zygote will serve no more."""
+        """Have a container's runner (a zygote's: the fresh one it forked after the last job,
+        with a fresh box) install the task and say ``ready``.  Raises :class:`_Retired` when a
+        zygote will serve no more."""
         stream = started.stream
         deadline = time.monotonic() + STARTUP_S
-        data = NEXT_FRAME if started.boxed else b""
+        data = b""
         if key.task is not None:
             # The runner imports the evaluator before ready, under the job's budget: wait
             # for that too, so a hanging import is answered by the runner as a timeout.
@@ -605,8 +603,6 @@ class DockerBackend:
         started.served += 1
 
         def recycle() -> None:
-            if not self._closed:
-                time.sleep(RECYCLE_DELAY_S)  # let the job's caller run first
             try:
                 if self._closed:
                     raise _Retired("the backend is closing")

@@ -23,7 +23,6 @@ from harness.core.records import EvalResult, EvalStatus
 from harness.sandbox.protocol import Job, Limits
 
 __all__ = [
-    "NEXT_FRAME",
     "STATUSES",
     "warm_modules",
     "encode_job",
@@ -38,8 +37,6 @@ STATUSES = frozenset(get_args(EvalStatus))
 #: The host reads at most this much beyond the result cap (frame overhead, runner messages).
 FRAME_SLACK = 64 * 1024
 TAIL_CHARS = 4000
-#: Asks a zygote container for a fresh runner and box (``galapagos_sandbox.zygote``).
-NEXT_FRAME = encode_frame({"kind": "next"})
 
 
 def runner_config(limits: Limits, preload: tuple[str, ...], **where: Any) -> RunnerConfig:

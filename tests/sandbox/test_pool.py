@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from harness.sandbox.docker_backend import ZYGOTE_SPARE as SPARE
 from harness.sandbox.docker_backend import DockerBackend
 from tests.sandbox.helpers import program, sealed_job
 
@@ -46,7 +47,7 @@ async def wait_idle(backend: DockerBackend, n: int) -> None:
 async def test_containers_come_back_and_every_job_gets_a_fresh_box(pooled: DockerBackend) -> None:
     job = sealed_job(LOOK_AROUND)
     await pooled.prewarm(job)
-    await wait_idle(pooled, 2)
+    await wait_idle(pooled, SPARE)
     results = [await pooled.run(job) for _ in range(6)]
     # Each candidate saw only its own private directory: nothing of the ones before it.
     assert [r.metrics["combined_score"] for r in results] == [1.0] * 6, [r.error for r in results]
@@ -89,7 +90,7 @@ async def test_a_timeout_retires_the_container(pooled: DockerBackend) -> None:
     sleeper = sealed_job(program("time.sleep(60)", "import time"))
     honest = sealed_job(program("return 0.5"))
     await pooled.prewarm(honest)
-    await wait_idle(pooled, 2)
+    await wait_idle(pooled, SPARE)
     assert (await pooled.run(sleeper)).status == "timeout"
     for _ in range(4):
         assert (await pooled.run(honest)).metrics["combined_score"] == 0.5
@@ -111,7 +112,7 @@ async def test_a_candidate_cannot_affect_the_next_job(pooled: DockerBackend) -> 
     poison = program("open('/tmp/poison', 'w').write('x')\nreturn 0.0")
     check = program("return float(os.path.exists('/tmp/poison'))", "import os")
     await pooled.prewarm(sealed_job(check))
-    await wait_idle(pooled, 2)
+    await wait_idle(pooled, SPARE)
     assert (await pooled.run(sealed_job(poison))).status == "ok"
     for _ in range(3):  # whichever container runs it, the poisoned one included
         assert (await pooled.run(sealed_job(check))).metrics["combined_score"] == 0.0
@@ -144,7 +145,7 @@ async def test_warm_containers_install_the_task_and_report_its_failures_per_job(
     broken = sealed_job(program("return 0.5"), evaluator=b"raise ValueError('no table')\n")
     for job in (good, broken):
         await pooled.prewarm(job)
-    await wait_idle(pooled, 4)  # containers of the broken task start (and wait) all the same
+    await wait_idle(pooled, 2 * SPARE)  # containers of the broken task start all the same
     outcome = await pooled.run(broken)
     assert outcome.status == "crash" and "ValueError: no table" in outcome.error
     assert (await pooled.run(broken)).status == "crash"  # again, in a fresh box

@@ -10,6 +10,8 @@ crashing and non-compiling code.  It lets the whole pipeline run offline through
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from harness.llm.offline.faults import FAULT_KINDS
 from harness.llm.offline.responders import (
     HEADER,
@@ -20,7 +22,27 @@ from harness.llm.offline.responders import (
     default_responders,
     marker,
 )
-from harness.llm.offline.server import OfflineServer, answer, create_app, start_offline_server
+
+if TYPE_CHECKING:
+    from harness.llm.offline.server import (
+        OfflineServer,
+        answer,
+        create_app,
+        start_offline_server,
+    )
+
+#: The web stack (FastAPI, uvicorn) loads only when the server is asked for: a run with an
+#: endpoint of its own, or a block that reads a marker from here, does not pay for it.
+_SERVER = ("OfflineServer", "answer", "create_app", "start_offline_server")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SERVER:
+        from harness.llm.offline import server
+
+        return getattr(server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "FAULT_KINDS",

@@ -55,6 +55,8 @@ LINGER_S = 30.0
 REUSABLE = frozenset({"ok", "invalid", "crash"})
 #: Exit status of a zygote's runner that asks it to retire the container.
 RETIRE = 3
+#: Exit status of a zygote's runner that found the host gone (its stdin ended).
+HUNG_UP = 5
 _TB_CHARS = 4000
 
 
@@ -294,7 +296,7 @@ class Runner:
             self.finish({"status": "error", "error": f"malformed job frame: {exc}"})
         if frame is None:  # the host went away before sending a job (pool shutdown)
             self.process.shutdown()
-            os._exit(0)
+            os._exit(HUNG_UP if self.cfg.box else 0)
         header, blob = frame
         self.started = time.monotonic()
         self.timings = {}

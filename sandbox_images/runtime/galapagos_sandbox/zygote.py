@@ -1,9 +1,11 @@
 """The zygote: one container serves up to ``max_jobs`` candidates in turn, each in a fresh box.
 
 Start-up (once per container): import the preload modules and :mod:`galapagos_sandbox.box`,
-rehearse the job path, freeze the heap.  Then, for every ``next`` frame the host sends:
+rehearse the job path, freeze the heap.  Then, job after job, without waiting to be asked (the
+next box is ready by the time the host wants it):
 
-1. fork a runner: a fresh copy of this process, which never held task data or a candidate;
+1. fork a runner: a fresh copy of this process, which never held task data or a candidate
+   (the zygote never reads its stdin: frames are the runners');
 2. the runner builds the candidate's box and forks the candidate into it
    (:meth:`~galapagos_sandbox.candidate.CandidateProcess.spawn`), installs the sealed task if
    the container has one (its own ``task`` frame: the zygote never reads task data, so no later
@@ -14,7 +16,8 @@ rehearse the job path, freeze the heap.  Then, for every ``next`` frame the host
    and the zygote is left, no OOM kill happened, the trusted directory is empty.
 
 Any doubt, or ``max_jobs`` served, and the zygote writes a ``retired`` frame and exits (the host
-then removes the container).  If the first box cannot be built (an engine whose kernel or
+then removes the container); so it does, quietly, once a runner found the host gone (end of
+stdin).  If the first box cannot be built (an engine whose kernel or
 security profile refuses user namespaces), the runner writes an ``unboxable`` frame instead of
 ``ready``; the host then falls back to one fresh container per candidate.
 
@@ -30,21 +33,15 @@ import sys
 
 from galapagos_sandbox.config import RunnerConfig
 from galapagos_sandbox.confine import oom_kill_count
-from galapagos_sandbox.runner import Runner, rehearse
-from galapagos_sandbox.wire import WireError, encode_frame, read_frame, write_all
+from galapagos_sandbox.runner import HUNG_UP, Runner, rehearse
+from galapagos_sandbox.wire import encode_frame, read_frame, write_all
 from galapagos_sandbox.worker import fresh_randomness, install_site_builtins
-
-# typing costs milliseconds of container start-up; annotations are strings anyway.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["main"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 #: Exit status of a runner whose box could not be built.
 UNBOXABLE = 4
-_CONTROL_FRAME = 4096
 
 
 def _serve_one(cfg: RunnerConfig, preload_errors: list[str]) -> None:
@@ -65,7 +62,11 @@ def _serve_one(cfg: RunnerConfig, preload_errors: list[str]) -> None:
         runner.process.ping()
         signal.signal(signal.SIGALRM, runner._watchdog)
         if cfg.task:
-            runner.preload_task(read_frame(0, max_frame=cfg.max_job_bytes))
+            frame = read_frame(0, max_frame=cfg.max_job_bytes)
+            if frame is None:  # the host hung up: the container is being removed
+                runner.process.shutdown()
+                os._exit(HUNG_UP)
+            runner.preload_task(frame)
         runner.say_ready()
         runner.run()
     finally:
@@ -96,27 +97,18 @@ def _retire(why: str) -> None:
 
 
 def serve(cfg: RunnerConfig, preload_errors: list[str]) -> None:
-    """Fork one runner per ``next`` frame until ``max_jobs`` or the first anomaly."""
+    """Fork one runner after another until ``max_jobs``, the first anomaly or the host's
+    hang-up."""
     oom_before = oom_kill_count(cfg)
     served = 0
     while True:
-        try:
-            frame = read_frame(0, max_frame=_CONTROL_FRAME)
-        except WireError as exc:
-            _retire(f"malformed control frame: {exc}")
-            return
-        if frame is None:  # the host hung up: the container is being removed
-            os._exit(0)
-        header: dict[str, Any] = frame[0]
-        if header.get("kind") != "next":
-            _retire(f"expected a 'next' frame, got {header.get('kind')!r}")
         pid = os.fork()
         if pid == 0:
             _serve_one(cfg, preload_errors)
         _, status = os.waitpid(pid, 0)
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) in (UNBOXABLE, HUNG_UP):
+            os._exit(0)  # the runner said why, or nobody is listening any more
         served += 1
-        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == UNBOXABLE:
-            os._exit(0)  # the runner said why
         if status != 0:
             code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
             _retire(f"the runner of job {served} ended with status {code}")
