@@ -439,7 +439,11 @@ async def open_services(
             backend = await runtime.backend(ev, run_id)  # canaries once per runtime
         else:
             options: dict[str, Any] = (
-                {"pool_size": ev.pool_size, "engine_wait_s": ev.engine_wait_s}
+                {
+                    "pool_size": ev.pool_size,
+                    "engine_wait_s": ev.engine_wait_s,
+                    "parallel": plan.config.general.max_parallel_iterations,
+                }
                 if ev.sandbox == "docker"
                 else {}
             )

@@ -135,13 +135,15 @@ def default_pool_creators() -> int:
 
 
 class DockerBackend:
-    """Runs each job in a fresh hardened container (see :mod:`harness.sandbox.hardening`).
+    """Runs each job in a fresh box or container (see the module docstring and
+    :mod:`harness.sandbox.hardening`).
 
     ``pool_size`` warm containers per job shape (default ``min(8, 2 × cores)``, 0 disables the
     pool and reuse) are kept by ``pool_creators`` threads (default one per core, at most 4); at
     most ``max_parallel`` engine calls of jobs (cold starts, kills) run at once.  ``reuse``: jobs
     a zygote container serves, each in a fresh box (default :data:`DEFAULT_REUSE`; 1 means a
-    fresh single-use container per job).
+    fresh single-use container per job).  ``parallel``: jobs the caller will run at once
+    (parallel iterations): zygote containers for all of them start while the first job runs.
     ``reap`` removes containers of dead owners at start-up; ``build`` builds a missing image on
     first use; ``runtime`` selects the OCI runtime (``"runsc"`` for gVisor).  Raises
     :class:`~harness.core.errors.SandboxUnavailable` when the engine is not reachable.
@@ -162,6 +164,7 @@ class DockerBackend:
         engine_wait_s: float = ENGINE_WAIT_S,
         infra_retries: int = INFRA_RETRIES,
         reuse: int | None = None,
+        parallel: int = 1,
     ) -> None:
         try:
             self.client = client or docker.from_env(timeout=120, max_pool_size=64)
@@ -211,6 +214,8 @@ class DockerBackend:
         self._lock = threading.Lock()
         self._closed = False
         size = default_pool_size() if pool_size is None else pool_size
+        if pool_size is None and self.boxes:
+            size = max(size, parallel + 1)  # one container per job in flight, and one more
         self.pool: WarmPool[_Started] | None = (
             WarmPool(
                 self._start,
@@ -219,6 +224,7 @@ class DockerBackend:
                 creators=default_pool_creators() if pool_creators is None else pool_creators,
                 spare=ZYGOTE_SPARE if self.boxes else None,
                 reused=self.boxes,
+                demand=parallel,
             )
             if size > 0
             else None

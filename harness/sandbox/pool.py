@@ -53,7 +53,8 @@ class WarmPool(Generic[W]):
     """Keeps up to ``size`` ready containers per wanted key; ``take`` never blocks.
 
     ``spare``: containers (ready, starting or coming back, and with ``reused`` the busy ones)
-    the creators keep per wanted key before demand raised it (default ``size``).
+    the creators keep per wanted key before demand raised it (default ``size``); ``demand``:
+    jobs expected at once, the least the target becomes once a key's first job was taken.
     """
 
     def __init__(
@@ -65,10 +66,14 @@ class WarmPool(Generic[W]):
         creators: int,
         spare: int | None = None,
         reused: bool = False,
+        demand: int = 1,
         idle_ttl_s: float = 600.0,
         refill_delay_s: float = 0.05,
     ) -> None:
         self.size = size
+        #: Jobs the caller expects at once (parallel iterations): a key's target after its
+        #: first job, so containers for them start while the first job runs.
+        self.demand = max(1, demand)
         #: Containers come back after a job (``give_back``): a busy one is one the key has.
         self._reused = reused
         self.spare = size if spare is None else max(1, min(spare, size))
@@ -238,7 +243,7 @@ class WarmPool(Generic[W]):
     def _raise_target(self, key: PoolKey) -> None:
         """Demand: one container more than the most jobs this key had in flight (at most
         ``size``), counting the busy ones."""
-        want = min(self.size, self._busy.get(key, 0) + 1)
+        want = min(self.size, max(self._busy.get(key, 0), self.demand) + 1)
         if want > self._target.get(key, self.spare):
             self._target[key] = want
 
