@@ -8,6 +8,7 @@ what to do about it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,23 @@ def _stdout(result: EvalResult) -> str:
 
 def _program(body: str, imports: str = "") -> str:
     return f"{imports}\ndef solve():\n" + textwrap.indent(textwrap.dedent(body), "    ")
+
+
+def _together(names: tuple[str, ...]) -> str:
+    """One program holding each canary's ``solve`` as ``solve_<name>`` (run in one box)."""
+    return "\n".join(
+        CANARIES[name][0].replace("\ndef solve():", f"\ndef solve_{name}():") for name in names
+    )
+
+
+def _evaluator_for(names: tuple[str, ...]) -> bytes:
+    """Calls each canary's function in turn; each one's score as metric ``canary_<name>``."""
+    return (
+        f"NAMES = {list(names)!r}\n"
+        "def evaluate(candidate):\n"
+        "    scores = {'canary_' + n: float(candidate.call('solve_' + n)) for n in NAMES}\n"
+        "    return {'combined_score': 0.0, **scores}\n"
+    ).encode()
 
 
 CANARIES: dict[str, tuple[str, set[str], str, Callable[[EvalResult], bool]]] = {
@@ -157,9 +175,12 @@ CANARIES: dict[str, tuple[str, set[str], str, Callable[[EvalResult], bool]]] = {
     ),
 }
 #: The canaries a run starts with (cheap, no limits pushed): the isolation and integrity
-#: properties a broken image or engine would lose silently.  They run one after another in one
-#: container, as a run's candidates do, so "leftovers" checks the boundary between candidates.
+#: properties a broken image or engine would lose silently.  The first four run in one box, and
+#: "leftovers" in the next box of the same container, as a run's candidates do: it checks the
+#: boundary between candidates.
 STARTUP_CANARIES = ("honest", "identity", "network", "forgery", "leftovers")
+#: Start-up canaries that share a box (one job; the rest run one job each).
+_SHARED_BOX = ("honest", "identity", "network", "forgery")
 
 
 @dataclass(frozen=True)
@@ -219,16 +240,8 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
     # one before it ran in (a fresh box each), unless that one retired (a timeout, an OOM kill).
     backend = DockerBackend(pool_size=1, pool_creators=0, build=False)
 
-    async def one(name: str) -> Check:
-        source, statuses, what, extra = chosen[name]
-        job = Job(
-            mode="sealed",
-            function="evaluate",
-            candidate=source,
-            files={"evaluator.py": CANARY_EVALUATOR},
-            limits=CANARY_LIMITS,
-        )
-        result = await backend.run(job)
+    def verdict(name: str, result: EvalResult) -> Check:
+        _, statuses, what, extra = chosen[name]
         ok = result.status in statuses and extra(result)
         why = result.error.strip() or f"metrics {dict(result.metrics)}"
         detail = f"{what}: status {result.status}" + ("" if ok else f" ({why[:300]})")
@@ -240,8 +253,37 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
         )
         return Check(f"canary:{name}", ok, detail, remedy)
 
+    async def run(group: tuple[str, ...]) -> list[Check]:
+        """One job for ``group``: a lone canary as it is, several in one box together."""
+        alone = len(group) == 1
+        job = Job(
+            mode="sealed",
+            function="evaluate",
+            candidate=chosen[group[0]][0] if alone else _together(group),
+            files={"evaluator.py": CANARY_EVALUATOR if alone else _evaluator_for(group)},
+            limits=CANARY_LIMITS,
+        )
+        result = await backend.run(job)
+        if alone:
+            return [verdict(group[0], result)]
+        # Each canary judged on its own score; the output they printed is shared.
+        return [
+            verdict(
+                name,
+                dataclasses.replace(
+                    result,
+                    metrics={"combined_score": result.metrics.get(f"canary_{name}", float("nan"))},
+                ),
+            )
+            for name in group
+        ]
+
+    if names == STARTUP_CANARIES:
+        groups = [_SHARED_BOX, *((n,) for n in names if n not in _SHARED_BOX)]
+    else:  # the doctor: one box each, limits pushed one by one
+        groups = [(name,) for name in chosen]
     try:
-        checks = [await one(name) for name in chosen]
+        checks = [check for group in groups for check in await run(group)]
         if names is None:  # the doctor says which isolation unit the engine allows
             checks.append(
                 Check(
@@ -260,8 +302,7 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
 
 async def startup_canaries() -> None:
     """Fail closed before a run: raise :class:`SandboxError` if a start-up canary escapes or is
-    mis-scored (:data:`STARTUP_CANARIES`, one after another in one container, well under a
-    second)."""
+    mis-scored (:data:`STARTUP_CANARIES`: two jobs in one container, well under a second)."""
     failed = [c for c in await _canaries(STARTUP_CANARIES) if not c.ok]
     if failed:
         first = failed[0]
