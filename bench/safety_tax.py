@@ -38,6 +38,7 @@ import json
 import os
 import resource
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -133,7 +134,20 @@ def galapagos_run(
     summary = json.loads(out["stdout"])
     out["run_s"] = float(summary["updated_at"]) - float(summary["created_at"])
     out["best"] = summary.get("best_score")
+    with sqlite3.connect(store) as db:
+        rows = db.execute("SELECT result FROM evaluations").fetchall()
+    out["evaluations"] = len(rows)
+    out["stages"] = sum(len(json.loads(row[0]).get("stages") or [None]) for row in rows)
     return out
+
+
+def _best_of(out_dir: Path) -> float | None:
+    """A peer's best combined_score, from the best program it saved."""
+    for path in out_dir.rglob("best_program_info.json"):
+        metrics = json.loads(path.read_text()).get("metrics") or {}
+        if isinstance(metrics.get("combined_score"), int | float):
+            return float(metrics["combined_score"])
+    return None
 
 
 def openevolve_run(
@@ -158,7 +172,9 @@ def openevolve_run(
         str(folder / "evaluator.py"), "-c", str(path), "-o", str(path.with_suffix("")),
         "-i", str(iterations),
     ]  # fmt: skip
-    return timed(cmd, env_for(api_base), cwd=work)
+    out = timed(cmd, env_for(api_base), cwd=work)
+    out["best"] = _best_of(path.with_suffix(""))
+    return out
 
 
 def skydiscover_run(
@@ -180,7 +196,9 @@ def skydiscover_run(
         str(folder / "evaluator.py"), "-c", str(path), "-o", str(path.with_suffix("")),
         "-i", str(iterations), "-s", "topk", "--api-base", api_base, "-m", MODEL,
     ]  # fmt: skip
-    return timed(cmd, env_for(api_base), cwd=work)
+    out = timed(cmd, env_for(api_base), cwd=work)
+    out["best"] = _best_of(path.with_suffix(""))
+    return out
 
 
 # -- sections ------------------------------------------------------------------------------------
@@ -333,6 +351,14 @@ def compare_e2e(args: argparse.Namespace, report: Report, label: str) -> float |
     for name in ("openevolve", "skydiscover"):
         if name not in wall:
             report.note(f"{label}: {name} skipped (not installed, or its folder not found)")
+    g = results["galapagos"]
+    report.note(
+        f"{label}: best scores — Galapagos {[round(r['best'] or 0, 3) for r in g]}, OpenEvolve "
+        f"{[round(r['best'] or 0, 3) for r in results['openevolve']]}, SkyDiscover "
+        f"{[round(r['best'] or 0, 3) for r in results['skydiscover']]}; Galapagos ran "
+        f"{[r['stages'] for r in g]} cascade stages for {[r['evaluations'] for r in g]} "
+        "evaluations (a program past the first stage's threshold runs the second too)"
+    )
     oe, sd = wall.get("openevolve"), wall.get("skydiscover")
     report.row(label, f"OpenEvolve wall ({spread.get('openevolve', '-')})", oe, "s")
     report.row(label, f"SkyDiscover topk wall ({spread.get('skydiscover', '-')})", sd, "s")

@@ -407,27 +407,6 @@ async def open_services(
     resolved = resolve_llm_config(plan.config.llm)  # already resolved: this reads the key
     notices = list(dict.fromkeys([*plan.notes, *resolved.notes]))  # plan_run has some already
     async with AsyncExitStack() as stack:
-        meter = UsageMeter(resolved.max_total_tokens, resolved.max_cost)
-        rng = make_rng(plan.config.seed, "llm.ensemble")
-        client = (
-            await runtime.llm(resolved, rng=rng, meter=meter)
-            if runtime is not None
-            else await open_llm(resolved, rng=rng, meter=meter)
-        )
-        stack.push_async_callback(client.aclose)
-        if resolved.provider != "offline":
-            try:
-                info = await client.check_endpoint()
-            except LLMError as exc:
-                folder = plan.task.folder_config
-                if folder is None or folder.search.get("llm.api_base") != resolved.api_base:
-                    raise
-                raise type(exc)(
-                    f"{exc} (the endpoint is the task folder's: llm.api_base in {folder.path}; "
-                    "pass --api-base to use another)"
-                ) from exc
-            if info.missing:
-                notices.append(f"the endpoint does not list model(s) {', '.join(info.missing)}")
         ev = plan.config.evaluator
         limits = plan.task.card.limits.to_limits()
         if ev.timeout_s is not None:
@@ -450,15 +429,44 @@ async def open_services(
             backend = make_backend(ev.sandbox, **options)
         evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
         stack.push_async_callback(evaluator.aclose)  # closes the backend too
+        checked: asyncio.Future[Any] | None = None
         if runtime is None and ev.sandbox == "docker" and ev.canaries:
             from harness.sandbox.doctor import startup_canaries
 
-            # The run's warm containers start while the canaries run; no candidate runs in
-            # them before the canaries passed (fail closed).
-            outcomes = await asyncio.gather(
+            # The canaries and the run's warm containers start now, while the LLM client is
+            # set up; no candidate runs in them before the canaries passed (fail closed).
+            checked = asyncio.gather(
                 startup_canaries(), evaluator.prewarm(), return_exceptions=True
             )
-            for outcome in outcomes:
+        try:
+            meter = UsageMeter(resolved.max_total_tokens, resolved.max_cost)
+            rng = make_rng(plan.config.seed, "llm.ensemble")
+            client = (
+                await runtime.llm(resolved, rng=rng, meter=meter)
+                if runtime is not None
+                else await open_llm(resolved, rng=rng, meter=meter)
+            )
+            stack.push_async_callback(client.aclose)
+            if resolved.provider != "offline":
+                try:
+                    info = await client.check_endpoint()
+                except LLMError as exc:
+                    folder = plan.task.folder_config
+                    if folder is None or folder.search.get("llm.api_base") != resolved.api_base:
+                        raise
+                    raise type(exc)(
+                        f"{exc} (the endpoint is the task folder's: llm.api_base in "
+                        f"{folder.path}; pass --api-base to use another)"
+                    ) from exc
+                if info.missing:
+                    notices.append(f"the endpoint does not list model(s) {', '.join(info.missing)}")
+        except BaseException:
+            if checked is not None:
+                checked.cancel()
+                await asyncio.gather(checked, return_exceptions=True)
+            raise
+        if checked is not None:
+            for outcome in await checked:
                 if isinstance(outcome, BaseException):
                     raise outcome
         yield Services(

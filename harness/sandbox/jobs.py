@@ -7,10 +7,10 @@ only for error-like keys) before it becomes an :class:`~harness.core.records.Eva
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any, cast, get_args
@@ -53,6 +53,9 @@ def runner_config(limits: Limits, preload: tuple[str, ...], **where: Any) -> Run
 
 #: Imported along with these (lazily loaded submodules candidates of such tasks often use).
 _ALONG = {"numpy": ("numpy.random",)}
+_IMPORTS = re.compile(
+    r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([^#\n;()]+))", re.M
+)
 #: Standard-library modules never imported ahead (side effects at import, or useless here).
 _NOT_AHEAD = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"})
 
@@ -67,19 +70,20 @@ def warm_modules(job: Job) -> tuple[str, ...]:
     Only names are read from the evaluator; a name the image lacks is reported at start-up."""
     wanted = list(job.preload)
     roots = {name.split(".")[0] for name in job.preload}
-    source = job.files.get(f"{job.evaluator_module}.py")
-    try:
-        tree = ast.parse(source or b"")
-    except (SyntaxError, ValueError):
-        tree = ast.Module(body=[], type_ignores=[])
-    for node in ast.walk(tree):
-        names = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
+    source = bytes(job.files.get(f"{job.evaluator_module}.py") or b"")
+    # Import statements read line by line, not with ``ast``: this runs on the backend's threads,
+    # and CPython 3.11 before 3.11.8 can fail an ``ast.parse`` racing a compile in another
+    # thread ("AST constructor recursion depth mismatch").  A line that only looks like an
+    # import (in a string) costs at most an import of a standard module.
+    for line in _IMPORTS.finditer(source.decode("utf-8", "replace")):
+        source_module, imported = line.group(1), line.group(2)
+        names = [source_module] if source_module else []
+        if imported:
+            names = [part.split(" as ")[0].strip() for part in imported.split(",")]
         for name in names:
             root = name.split(".")[0]
+            if not name.replace(".", "").replace("_", "").isalnum():
+                continue
             if (root in sys.stdlib_module_names and root not in _NOT_AHEAD) or root in roots:
                 wanted.append(name)
     for name in list(wanted):
