@@ -35,7 +35,7 @@ import docker.errors  # noqa: E402
 
 from bench._flood import flood_to_deadline  # noqa: E402
 from harness.core.errors import StrategyError  # noqa: E402
-from harness.evox.sandbox import ContainerLimits, DockerStrategyFactory  # noqa: E402
+from harness.evox.sandbox import ContainerLimits, StrategyFactory, make_factory  # noqa: E402
 from harness.sandbox.docker_backend import HOST_GRACE_S, DockerBackend  # noqa: E402
 from harness.sandbox.images import build_images  # noqa: E402
 
@@ -67,7 +67,7 @@ def gone(client: docker.DockerClient, name: str) -> bool:
     return False
 
 
-async def strategy_once(factory: DockerStrategyFactory, deadline_s: float) -> tuple[float, float]:
+async def strategy_once(factory: StrategyFactory, deadline_s: float) -> tuple[float, float]:
     client = factory.client(ContainerLimits(memory_mb=256, call_s=deadline_s))
     try:
         await client.start()
@@ -75,7 +75,7 @@ async def strategy_once(factory: DockerStrategyFactory, deadline_s: float) -> tu
         await client.new("main")
         await client.add([{"id": "p1", "solution": "x = 1", "metrics": {"combined_score": 1.0}}])
         transport = client.transport
-        name = transport.container.name  # type: ignore[attr-defined]
+        name = transport.session.container.name  # type: ignore[attr-defined]
         started = time.monotonic()
         try:
             await client.sample(4, deadline_s=deadline_s)
@@ -84,11 +84,11 @@ async def strategy_once(factory: DockerStrategyFactory, deadline_s: float) -> tu
         else:
             raise AssertionError("the flooding sample() answered")
         raised = time.monotonic()
-        flooded = transport.stream.stderr_bytes  # type: ignore[attr-defined]
+        flooded = transport.session.stream.stderr_bytes  # type: ignore[attr-defined]
         assert flooded > 1 << 20, f"only {flooded} bytes of stderr: not a flood"
     finally:
         await client.close()
-    while not gone(factory.docker, name):
+    while not gone(docker.from_env(), name):
         await asyncio.sleep(0.01)
     removed = time.monotonic()
     deadline = started + deadline_s
@@ -125,7 +125,7 @@ async def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     image = build_images(["python-eval"])["python-eval"]
-    factory = DockerStrategyFactory()
+    factory = make_factory("docker")
     try:
         rows = [await strategy_once(factory, args.deadline) for _ in range(args.repeat)]
         show("strategy", rows, args.deadline)

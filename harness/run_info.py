@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from harness.store.owner import owner_alive
+from harness.store.owner import run_alive
 
 if TYPE_CHECKING:
     from harness.store.base import RunRecord
@@ -22,8 +22,9 @@ __all__ = ["describe_run", "failure_summary", "run_status"]
 
 
 def run_status(run: RunRecord) -> str:
-    """The stored status, with a dead owner's "running" shown as "interrupted"."""
-    if run.status == "running" and not owner_alive(run.owner):
+    """The stored status, with a "running" run whose owner is gone (its process ended on this
+    host, or its heartbeat stopped on another) shown as "interrupted"."""
+    if run.status == "running" and not run_alive(run):
         return "interrupted"
     return run.status
 
@@ -86,5 +87,6 @@ def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
         "created_at": run.created_at,
         "updated_at": run.updated_at,
         "error": run.error,
+        "stop_reason": run.stop_reason,
         **failure_summary(store, run.id),
     }

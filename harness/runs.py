@@ -48,12 +48,11 @@ from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
 from harness.run_info import describe_run, failure_summary, run_status
 from harness.store.base import RunRecord
-from harness.store.owner import owner_alive, owner_token
+from harness.store.owner import HEARTBEAT_S, owner_token, run_alive
 from harness.store.sqlite import SQLiteStore, default_store_path
 
 if TYPE_CHECKING:
     from harness.runtime import Runtime
-    from harness.sandbox.protocol import SandboxBackend
 
 __all__ = [
     "RunPlan",
@@ -66,6 +65,7 @@ __all__ = [
     "plan_resume",
     "plan_run",
     "run_status",
+    "offline_llm",
     "seed_from_run",
 ]
 
@@ -111,6 +111,8 @@ class Services:
     #: The provider the run talks to (``offline`` or ``openai``), as resolved.
     llm_provider: str
     notices: list[str] = field(default_factory=list)
+    #: The run's sandbox sessions (EvoX strategy servers), served by its Runtime.
+    sessions: Any = None
 
 
 def open_store(path: Path | None = None) -> SQLiteStore:
@@ -130,6 +132,7 @@ def plan_run(
     sandbox: str | None = None,
     seed_from: SeedFrom | None = None,
     task_config: str | None = None,
+    offline: bool = False,
 ) -> RunPlan:
     """Validate everything a run needs before anything starts (bad input fails here).
 
@@ -137,9 +140,28 @@ def plan_run(
     program (see :func:`seed_from_run`).  The task's own defaults (its system message; a compat
     folder's config file, ``config.yaml`` or ``task_config``, also its search-level keys) are a
     config layer below the user's file, ``--set`` and flags; what the folder's file holds that
-    is not used is named in one note."""
+    is not used is named in one note.
+
+    ``offline`` runs on the offline model whatever endpoint and models the task's or the user's
+    config names (a note says which it replaced).  Without a scaffold (``--scaffold`` or a
+    ``scaffold:`` in the config file) a compat folder runs the method it was written for."""
     loaded_task = load_task(task, config_file=task_config)
-    task_layer = loaded_task.config_layer()
+    folder = loaded_task.folder_config
+    notes: list[str] = []
+    if not scaffold and not (config_file and read_yaml(config_file).get("scaffold")):
+        scaffold = folder.scaffold if folder is not None else None
+        if scaffold is not None and folder is not None:
+            notes.append(
+                f"scaffold: {scaffold}, the method {folder.path.name} is written for "
+                "(choose another with --scaffold)"
+            )
+        elif folder is not None:
+            raise ConfigError(
+                f"{folder.path}: search.type {folder.method} has no Galapagos scaffold; choose "
+                f"one with --scaffold (one of: {', '.join(list_scaffolds())})"
+            )
+    if offline and (api_base or models):
+        raise ConfigError("--offline runs the offline model: drop --api-base and --model")
     flags: dict[str, Any] = {}
     if iterations is not None:
         flags.setdefault("general", {})["max_iterations"] = iterations
@@ -147,14 +169,21 @@ def plan_run(
         flags["seed"] = seed
     if sandbox is not None:
         flags.setdefault("evaluator", {})["sandbox"] = sandbox
+    # The folder's method's keys go only to a run on its blocks: find the blocks first.
+    _, bare = load_config(
+        scaffold, config_file=config_file, overrides=overrides, flags=flags, flag_names=FLAG_NAMES
+    )
     spec, config = load_config(
         scaffold,
         config_file=config_file,
         overrides=overrides,
         flags=flags,
         flag_names=FLAG_NAMES,
-        task_layer=task_layer,
+        task_layer=loaded_task.config_layer(bare.blocks.named()),
     )
+    if offline:
+        config, note = offline_llm(config)
+        notes.append(note)
     resolved = resolve_llm_config(config.llm, api_base=api_base, models=models)
     config = config.model_copy(
         update={"llm": resolved.as_config(), "seed_from": seed_from, "task_config": task_config}
@@ -162,7 +191,7 @@ def plan_run(
     # The user's layers, named as messages name them (the file and each --set read once).
     sources = [(str(config_file), read_yaml(config_file))] if config_file else []
     sources += [(shown_override(item), override_patch(item)) for item in overrides or []]
-    notes = [*_flag_override_notes(sources, flags), *resolved.notes]
+    notes += [*_flag_override_notes(sources, flags), *resolved.notes]
     user_layers = [data for _, data in sources] + [flags]
     if api_base is not None:
         user_layers.append({"llm": {"api_base": api_base}})
@@ -208,8 +237,10 @@ def _task_notes(
     A search default the user's layers (--config, --set, flags) set again is named apart, as
     overridden, not as applied."""
     folder = task.folder_config
+    blocks = config.blocks.named()
+    defaults = folder.defaults_for(blocks) if folder else {}
     keys = ["prompt.system_message"] if task.system_message else []
-    keys += list(folder.search) if folder else []
+    keys += list(defaults)
     skipped = [key for key in keys if not _has_key(config, key)]
     if folder is None:
         others = folder_config_files(task.path) if task.card.mode == "compat" else []
@@ -233,18 +264,43 @@ def _task_notes(
         for k in folder.task_keys
         if not (k.startswith("prompt.") and (prompt_unused or prompt_yours))
     ]
-    overridden = [key for key in folder.search if key not in skipped and yours(key)]
-    used += [folder.shown(key) for key in folder.search if key not in skipped + overridden]
-    unused = list(folder.ignored) + [folder.shown(key) for key in skipped]
+    overridden = [key for key in defaults if key not in skipped and yours(key)]
+    used += [folder.shown(key) for key in defaults if key not in skipped + overridden]
+    unused = folder.unused_for(blocks)
+    if skipped:
+        unused["this composition's blocks have no such setting"] = [
+            folder.shown(key) for key in skipped
+        ]
     notes = [f"{folder.path.name}: {note}" for note in folder.notes]
     if used:
         notes.append(f"{folder.path.name} ({folder.format} format) applies: {', '.join(used)}")
     if overridden or prompt_yours:
         shown = ", ".join([*(prompt_keys if prompt_yours else []), *map(folder.shown, overridden)])
         notes.append(f"{folder.path.name}: overridden by your settings: {shown}")
-    if unused:
-        notes.append(f"{folder.path.name}: not used here: {', '.join(unused)}")
+    for reason, keys in unused.items():
+        notes.append(f"{folder.path.name}: {', '.join(keys)} — not used here: {reason}")
     return notes
+
+
+def offline_llm(config: RunConfig) -> tuple[RunConfig, str]:
+    """``config`` on the offline model (its offline settings kept), and a note naming the
+    endpoint and models it replaces (``--offline``)."""
+    llm = config.llm
+    replaced = []
+    if llm.api_base:
+        replaced.append(llm.api_base)
+    if llm.models:
+        replaced.append("models " + ", ".join(m.name for m in llm.models))
+    if llm.guide_models:
+        replaced.append("guide models " + ", ".join(m.name for m in llm.guide_models))
+    offline = type(llm).model_validate(
+        {"provider": "offline", "offline": llm.offline.model_dump(), "timeout_s": llm.timeout_s}
+    )
+    what = f" instead of {'; '.join(replaced)}" if replaced else ""
+    return (
+        config.model_copy(update={"llm": offline}),
+        f"--offline: the offline model (not an LLM) answers{what}",
+    )
 
 
 def seed_from_run(store: SQLiteStore, run_id: str, program_id: str | None = None) -> SeedFrom:
@@ -307,7 +363,7 @@ def plan_resume(
             f"with --iterations N (N > {run.max_iterations}) or start from its best program "
             f"with galapagos run --from {run.id}"
         )
-    if run.status == "running" and owner_alive(run.owner):
+    if run_alive(run):
         raise ConfigError(f"run {run.id} is still running (owner {run.owner})")
     config = validate_stored(
         _upgrade_stored(run.config, run.scaffold), source=f"stored config of run {run.id}"
@@ -381,10 +437,15 @@ def _upgrade_stored(config: Mapping[str, Any], scaffold: str) -> dict[str, Any]:
     ``provider: offline`` beside the ``api_base`` they ran with; such a run ran online (an
     explicit offline provider with an api_base never validated), so say so.  Runs stored
     before scaffolds were compositions have no ``blocks``: their scaffold's composition is it.
+    EvoX runs stored while strategy fault injection was a setting hold ``memory.offline_faults``
+    (now a test seam of the offline model): dropped.
     """
     data = dict(config)
     if "blocks" not in data and scaffold in list_scaffolds():
         data["blocks"] = get_spec(scaffold).defaults().get("blocks")
+    memory = data.get("memory")
+    if isinstance(memory, Mapping) and "offline_faults" in memory:
+        data["memory"] = {k: v for k, v in memory.items() if k != "offline_faults"}
     llm = data.get("llm")
     if isinstance(llm, Mapping) and llm.get("provider") == "offline" and llm.get("api_base"):
         data["llm"] = {**llm, "provider": "openai"}
@@ -395,57 +456,45 @@ def _upgrade_stored(config: Mapping[str, Any], scaffold: str) -> dict[str, Any]:
 async def open_services(
     plan: RunPlan, run_id: str, runtime: Runtime | None = None
 ) -> AsyncIterator[Services]:
-    """Start the chat model, meter and sandboxed evaluator; stop all of them on exit.
+    """Start the chat model, meter, sandboxed evaluator and strategy sessions; stop all of them
+    on exit.
 
-    With a shared ``runtime`` the sandbox backend, the canaries, the offline model server and
-    the endpoint's HTTP client are the runtime's (this run only holds handles on them)."""
+    Everything comes from ``runtime`` (its sandbox backend and canaries, its offline model
+    server and endpoint clients); without one the run is a Runtime of one, closed with it."""
     from harness.evaluation.driver import TaskEvaluator
-    from harness.llm.client import open_llm
     from harness.llm.usage import UsageMeter
-    from harness.sandbox import make_backend
+    from harness.runtime import Runtime
 
     resolved = resolve_llm_config(plan.config.llm)  # already resolved: this reads the key
     notices = list(dict.fromkeys([*plan.notes, *resolved.notes]))  # plan_run has some already
     async with AsyncExitStack() as stack:
+        if runtime is None:
+            runtime = await stack.enter_async_context(Runtime())
+        shared = runtime
         ev = plan.config.evaluator
         limits = plan.task.card.limits.to_limits()
         if ev.timeout_s is not None:
             limits = dataclasses.replace(limits, wall_s=ev.timeout_s)
         if ev.memory_mb is not None:
             limits = dataclasses.replace(limits, memory_mb=ev.memory_mb)
-        backend: SandboxBackend
-        if runtime is not None:
-            backend = await runtime.backend(ev, run_id)  # canaries once per runtime
-        else:
-            options: dict[str, Any] = (
-                {
-                    "pool_size": ev.pool_size,
-                    "engine_wait_s": ev.engine_wait_s,
-                    "parallel": plan.config.general.max_parallel_iterations,
-                }
-                if ev.sandbox == "docker"
-                else {}
-            )
-            backend = make_backend(ev.sandbox, **options)
-        evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
-        stack.push_async_callback(evaluator.aclose)  # closes the backend too
-        checked: asyncio.Future[Any] | None = None
-        if runtime is None and ev.sandbox == "docker" and ev.canaries:
-            from harness.sandbox.doctor import startup_canaries
 
-            # The canaries and the run's warm containers start now, while the LLM client is
-            # set up; no candidate runs in them before the canaries passed (fail closed).
-            checked = asyncio.gather(
-                startup_canaries(), evaluator.prewarm(), return_exceptions=True
-            )
+        async def sandbox() -> TaskEvaluator:
+            backend = await shared.backend(ev, run_id)  # canaries once per runtime
+            evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
+            try:
+                await evaluator.prewarm()  # the run's first containers start
+            except BaseException:
+                await evaluator.aclose()
+                raise
+            return evaluator
+
+        # The canaries and the run's first containers start while the LLM client is set up
+        # (no candidate runs before the canaries passed: fail closed).
+        starting = asyncio.ensure_future(sandbox())
         try:
             meter = UsageMeter(resolved.max_total_tokens, resolved.max_cost)
             rng = make_rng(plan.config.seed, "llm.ensemble")
-            client = (
-                await runtime.llm(resolved, rng=rng, meter=meter)
-                if runtime is not None
-                else await open_llm(resolved, rng=rng, meter=meter)
-            )
+            client = await runtime.llm(resolved, rng=rng, meter=meter)
             stack.push_async_callback(client.aclose)
             if resolved.provider != "offline":
                 try:
@@ -461,14 +510,13 @@ async def open_services(
                 if info.missing:
                     notices.append(f"the endpoint does not list model(s) {', '.join(info.missing)}")
         except BaseException:
-            if checked is not None:
-                checked.cancel()
-                await asyncio.gather(checked, return_exceptions=True)
+            starting.cancel()
+            done = (await asyncio.gather(starting, return_exceptions=True))[0]
+            if isinstance(done, TaskEvaluator):
+                await done.aclose()
             raise
-        if checked is not None:
-            for outcome in await checked:
-                if isinstance(outcome, BaseException):
-                    raise outcome
+        evaluator = await starting
+        stack.push_async_callback(evaluator.aclose)  # drops this run's warm containers
         yield Services(
             model=client,
             meter=meter,
@@ -476,6 +524,7 @@ async def open_services(
             llm_description=resolved.describe(),
             llm_provider=resolved.provider,
             notices=notices,
+            sessions=await runtime.sessions(ev, run_id),
         )
 
 
@@ -511,6 +560,7 @@ async def execute(
                 model_context=model_view(plan.task),
             ),
             run_id=run_id,
+            sessions=services.sessions,
         )
         scaffold = build_scaffold(plan.spec, plan.config, env)
         parallel = plan.config.general.max_parallel_iterations
@@ -538,9 +588,13 @@ async def _drive(
     on_progress: Callable[[Progress], None] | None,
     stop: asyncio.Event | None,
 ) -> RunSummary:
+    me = owner_token()
     if plan.run is not None:
         run = plan.run
-        store.update_run(run.id, status="running", owner=owner_token(), error="")
+        holder = store.claim_run(run.id, me)  # atomic: a run is never resumed twice
+        if holder:
+            raise ConfigError(f"run {run.id} is still running (owner {holder})")
+        store.fence(run.id, me)
     else:
         run = RunRecord(
             id=run_id,
@@ -550,10 +604,12 @@ async def _drive(
             config=plan.config.model_dump(mode="json"),
             seed=plan.config.seed,
             max_iterations=plan.config.general.max_iterations,
-            owner=owner_token(),
+            owner=me,
             task_hash=plan.task.digest(),
+            heartbeat_at=time.time(),
         )
         store.create_run(run)
+        store.fence(run.id, me)
     controller = Controller(
         scaffold,
         store=store,
@@ -581,14 +637,26 @@ async def _drive(
             controller.note("run_extended", previous=run.max_iterations, total=plan.extend_to)
     if on_start:
         on_start(store.get_run(run.id), services)
-    watcher = asyncio.create_task(_watch(stop, controller)) if stop else None
+    watchers = [asyncio.create_task(_heartbeat(store, run.id, me, controller))]
+    if stop:
+        watchers.append(asyncio.create_task(_watch(stop, controller)))
     try:
         return await controller.run_to_end()
     finally:
-        if watcher:
+        for watcher in watchers:
             watcher.cancel()
+        store.fence(run.id, None)
 
 
 async def _watch(stop: asyncio.Event, controller: Controller) -> None:
     await stop.wait()
     controller.request_stop()
+
+
+async def _heartbeat(store: SQLiteStore, run_id: str, me: str, controller: Controller) -> None:
+    """Beat while the run executes; a run another process took over stops here."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        if not store.beat(run_id, me):
+            controller.request_stop("owner_lost")
+            return

@@ -1,13 +1,19 @@
-"""``Runtime``: what many runs in one process share — sandbox backends, LLM endpoints, canaries.
+"""``Runtime``: what the runs of one process share — every container, LLM endpoints, canaries.
 
-A single run opens its own services (:func:`harness.runs.open_services`).  A benchmark's cells
-and the hub's run workers instead pass one ``Runtime`` to :func:`harness.runs.execute`:
+Every run executes on a Runtime (:func:`harness.runs.execute`): a lone ``galapagos run`` is a
+Runtime of one, a benchmark's cells and the hub's run workers share one, and on a Ray cluster
+each node's actor owns one (:mod:`harness.distributed`).  The Runtime owns every container the
+runs start:
 
 - one sandbox backend (and so one warm pool and one orphan reap) per backend shape, with a
-  global cap on the evaluation containers running jobs at once across all runs
+  global cap on the containers doing work at once across all runs
   (:class:`~harness.sandbox.capacity.CappedBackend`); a run that ends drops its warm
   containers at once;
-- the Docker start-up canaries once, before the first run's first container;
+- the long-lived sandbox sessions (EvoX strategy servers, :mod:`harness.sandbox.sessions`),
+  served from the same backend: same engine connection and outage wait, same images, same
+  owner labels for reaping, and the same cap (a session holds a slot while it starts and while
+  a request runs);
+- the Docker start-up canaries once, before the first container of any kind;
 - one HTTP client per LLM endpoint and key, and one offline model server per offline seed and
   fault setting (its answers depend only on the request, so runs can share it); each run keeps
   its own seeded ensemble RNG and budget meter.
@@ -19,8 +25,10 @@ Everything is created on first use, in the event loop that runs the runs, and cl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -31,8 +39,10 @@ from harness.llm.config import ResolvedLLM
 from harness.llm.usage import UsageMeter
 from harness.sandbox.capacity import CappedBackend, SharedSlot
 from harness.sandbox.protocol import SandboxBackend
+from harness.sandbox.sessions import Session, SessionBackend, SessionSpec
 
 if TYPE_CHECKING:
+    from harness.distributed.cluster import Cluster
     from harness.llm.offline import OfflineServer
 
 __all__ = ["Runtime", "default_max_containers"]
@@ -49,6 +59,9 @@ class Runtime:
     ``max_containers`` caps evaluation containers running jobs at once across every run;
     ``pool_size`` is the warm containers kept per run (a run's config may set its own with
     ``evaluator.pool_size``); by default the cap shared by ``parallel`` concurrent runs.
+    With a Ray ``cluster`` the runs' evaluations go to the cluster's nodes instead (each node's
+    own Runtime applies its cap, canaries and pool: :mod:`harness.distributed`); strategy
+    sessions stay on this machine's engine.
     """
 
     def __init__(
@@ -57,18 +70,23 @@ class Runtime:
         max_containers: int | None = None,
         parallel: int = 1,
         pool_size: int | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
+        self.cluster = cluster
         self.max_containers = max_containers or default_max_containers()
         self.pool_size = (
             pool_size if pool_size is not None else max(1, self.max_containers // max(1, parallel))
         )
         self._backends: dict[tuple[Any, ...], SandboxBackend] = {}
         self._slot: SharedSlot | None = None
+        self._cluster_slot: SharedSlot | None = None
         self._transports: dict[tuple[Any, ...], openai.AsyncOpenAI] = {}
         self._servers: dict[str, OfflineServer] = {}
         self._lock: asyncio.Lock | None = None
         self._canaries_passed = False
         self.canary_runs = 0
+        #: Docker session backends handed to runs (strategy servers on the shared engine).
+        self.session_backends = 0
         self._closed = False
 
     def _guard(self) -> asyncio.Lock:
@@ -92,6 +110,42 @@ class Runtime:
 
     async def backend(self, ev: EvaluatorConfig, run_id: str | None) -> CappedBackend:
         """A run's handle on the shared backend for ``ev``'s sandbox kind."""
+        if self.cluster is not None and ev.sandbox == "docker":
+            return await self._cluster_backend(ev, run_id)
+        backend, slot = await self._shared(ev)
+        return CappedBackend(backend, slot, run_id)
+
+    async def _cluster_backend(self, ev: EvaluatorConfig, run_id: str | None) -> CappedBackend:
+        assert self.cluster is not None
+        options = {"pool_size": ev.pool_size, "engine_wait_s": ev.engine_wait_s}
+        options["canaries"] = ev.canaries
+        key: tuple[Any, ...] = ("ray", *sorted(options.items()))
+        async with self._guard():
+            backend = self._backends.get(key)
+            if backend is None:
+                backend = self._backends[key] = self.cluster.backend(options)
+            if self._cluster_slot is None:
+                # The nodes cap their own containers; this only bounds what one driver queues.
+                self._cluster_slot = SharedSlot(10_000)
+        return CappedBackend(backend, self._cluster_slot, run_id)
+
+    async def sessions(self, ev: EvaluatorConfig, run_id: str | None) -> SessionBackend:
+        """A run's session backend (EvoX strategy servers) for ``ev``'s sandbox kind: served
+        by the same backend as its evaluations, under the same cap.  Opened on first use, so a
+        run without sessions (or whose evaluations run on a cluster) starts nothing for them."""
+        return _RunSessions(self, ev, run_id, asyncio.get_running_loop())
+
+    async def _sessions(self, ev: EvaluatorConfig, run_id: str | None) -> SessionBackend:
+        from harness.sandbox.docker_backend import DockerBackend
+        from harness.sandbox.sessions import DockerSessions, LocalSessions
+
+        backend, slot = await self._shared(ev)
+        if isinstance(backend, DockerBackend):
+            self.session_backends += 1
+            return DockerSessions(backend, slot=slot, run_id=run_id)
+        return LocalSessions(slot=slot)
+
+    async def _shared(self, ev: EvaluatorConfig) -> tuple[SandboxBackend, SharedSlot]:
         from harness.sandbox import make_backend
 
         if ev.sandbox == "docker" and ev.canaries:
@@ -113,7 +167,40 @@ class Runtime:
                 # Starting the Docker backend reaps orphans and pings the engine: off the loop.
                 backend = await asyncio.to_thread(make_backend, ev.sandbox, **options)
                 self._backends[key] = backend
-            return CappedBackend(backend, self._slot, run_id)
+            return backend, self._slot
+
+    async def engine_returned(
+        self, run_id: str, stopping: Callable[[], bool], poll_s: float = 1.0
+    ) -> bool:
+        """After a run stopped because the Docker engine stayed away: wait until the engine
+        answers again (False: ``stopping()`` said to give up first), then remove what the
+        outage left of the run and clean up every shared backend."""
+        import docker
+        import docker.errors
+
+        from harness.sandbox.engine import engine_reachable
+        from harness.sandbox.ownership import remove_run
+
+        def connect() -> docker.DockerClient | None:
+            try:
+                return docker.from_env()
+            except docker.errors.DockerException:
+                return None
+
+        client = await asyncio.to_thread(connect)
+        while not stopping():
+            if client is not None and await asyncio.to_thread(engine_reachable, client):
+                break
+            if client is None:
+                client = await asyncio.to_thread(connect)
+            await asyncio.sleep(poll_s)
+        else:
+            return False
+        # What the outage left of this run (containers the engine could not remove while it
+        # was away): this process owns them, so no start-up reap would take them.
+        await asyncio.to_thread(remove_run, client, run_id)
+        await asyncio.to_thread(self.engine_back)
+        return True
 
     def engine_back(self) -> None:
         """After an engine outage that stopped runs: every shared Docker backend re-checks its
@@ -188,6 +275,46 @@ class Runtime:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class _RunSessions:
+    """A run's session backend, made by its Runtime when the first session starts."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        ev: EvaluatorConfig,
+        run_id: str | None,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self.kind: str = ev.sandbox
+        self._runtime, self._ev, self._run_id, self._loop = runtime, ev, run_id, loop
+        self._inner: SessionBackend | None = None
+
+    async def _get(self) -> SessionBackend:
+        if self._inner is None:
+            self._inner = await self._runtime._sessions(self._ev, self._run_id)
+        return self._inner
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        inner = await self._get()
+        async with inner.slot():
+            yield
+
+    def open(self, spec: SessionSpec) -> Session:
+        inner = self._inner
+        if inner is None:  # called from a session's own thread, off the Runtime's loop
+            inner = asyncio.run_coroutine_threadsafe(self._get(), self._loop).result()
+        return inner.open(spec)
+
+    def recover(self, why: str) -> None:
+        if self._inner is not None:
+            self._inner.recover(why)
+
+    def close(self) -> None:
+        if self._inner is not None:
+            self._inner.close()
 
 
 def _with_endpoint(settings: ResolvedLLM, base_url: str) -> ResolvedLLM:

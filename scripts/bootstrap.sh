@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Idempotent set-up: Docker engine, the project's virtualenv, the sandbox images.
+# --no-docker: the virtualenvs only (the fast test tier: no engine, images or browser).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log() { printf '[bootstrap] %s\n' "$*" >&2; }
 
+docker=yes
+[ "${1:-}" = "--no-docker" ] && docker=no
+
+system_packages() {
 bash scripts/docker-engine.sh
 
 # The base sandbox image is a Debian root filesystem made by mmdebstrap (no registry needed).
@@ -22,6 +27,11 @@ if ! command -v chromium >/dev/null 2>&1; then
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
+}
+
+if [ "$docker" = yes ]; then
+  system_packages
+fi
 
 if [ ! -x .venv/bin/python ]; then
   log "creating .venv"
@@ -30,12 +40,14 @@ fi
 stamp=.venv/.galapagos-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   log "installing galapagos and its dependencies into .venv"
-  .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[dev,ray]'
   touch "$stamp"
 fi
 
 # The reference implementations, for the differential tests (a side venv, never imported here).
 bash scripts/oracle-venv.sh
 
-log "building sandbox images (skipped when up to date)"
-.venv/bin/galapagos sandbox build
+if [ "$docker" = yes ]; then
+  log "building sandbox images (skipped when up to date)"
+  .venv/bin/galapagos sandbox build
+fi

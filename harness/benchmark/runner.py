@@ -2,7 +2,9 @@
 
 Cells run through :func:`harness.runs.execute` on one shared :class:`~harness.runtime.Runtime`
 (one sandbox backend and warm pool, canaries once, one client per LLM endpoint, a global cap
-on containers).  Re-running a benchmark continues it: completed cells are skipped, interrupted
+on containers); with a Ray cluster (``--ray-address``) each cell runs whole on a worker node,
+on that node's Runtime, committing to this process's store (:mod:`harness.distributed.cells`).
+Re-running a benchmark continues it: completed cells are skipped, interrupted
 ones resumed from their last commit (:func:`harness.runs.plan_resume`), cells never started
 are started.  A cell that fails (its run failed, its budget ran out, or its services could not
 start) is recorded with the reason and the other cells go on; ``retry_failed`` gives failed
@@ -24,10 +26,11 @@ from dataclasses import dataclass, field
 from harness.benchmark.matrix import BenchmarkPlan, empty_cells
 from harness.core.controller import Progress
 from harness.core.errors import ConfigError, HarnessError, RunNotFound
-from harness.runs import RunPlan, execute, new_run_id, plan_resume, run_status
+from harness.distributed.cells import execute_anywhere
+from harness.runs import RunPlan, new_run_id, plan_resume, run_status
 from harness.runtime import Runtime
 from harness.store.base import RunRecord
-from harness.store.owner import owner_alive, owner_token
+from harness.store.owner import owner_token, run_alive
 from harness.store.sqlite import SQLiteStore
 
 __all__ = ["BenchmarkResult", "CellState", "prepare_cells", "run_benchmark"]
@@ -57,6 +60,8 @@ class CellState:
     tokens: int = 0
     cost: float = 0.0
     error: str = ""
+    #: Why the cell's run stopped, as data (``RunRecord.stop_reason``).
+    stop_reason: str = ""
     #: What this invocation does with the cell: ``start``, ``resume`` or ``skip``.
     action: str = "start"
     plan: RunPlan | None = field(default=None, repr=False)
@@ -102,6 +107,7 @@ def _from_run(state: CellState, run: RunRecord) -> None:
     state.best_score = run.best_score
     state.tokens = run.tokens
     state.cost = run.cost
+    state.stop_reason = run.stop_reason
     if state.status in ("failed", "budget_exhausted", "interrupted"):
         state.error = run.error
 
@@ -126,7 +132,7 @@ def prepare_cells(
         if run is not None:
             _from_run(state, run)
             state.evaluations = store.evaluation_count(run.id)
-            if run.status == "running" and owner_alive(run.owner):
+            if run_alive(run):
                 raise ConfigError(
                     f"benchmark {plan.name!r}: cell {cell.scaffold} × {cell.task} × seed "
                     f"{cell.seed} is running in another process (run {run.id}, owner "
@@ -198,9 +204,9 @@ async def _run_cells(
             except asyncio.QueueEmpty:
                 return
             await _run_cell(plan.name, state, store, runtime, stop, notify)
-            if state.status == "interrupted" and state.error and not stop.is_set():
-                # Only the infrastructure interrupts a run with a reason (the engine stayed
-                # down past its deadline): the next cells would run into the same outage.
+            if state.stop_reason == "engine_unavailable" and not stop.is_set():
+                # The engine stayed down past its deadline: the next cells would run into the
+                # same outage.
                 halted.append(state.error)
                 stop.set()
 
@@ -252,7 +258,7 @@ async def _run_cell(
 
     error = ""
     try:
-        await execute(
+        await execute_anywhere(  # on a node of the runtime's Ray cluster, if it has one
             plan, store, runtime=runtime, stop=stop, run_id=run_id, on_progress=on_progress
         )
     except HarnessError as exc:

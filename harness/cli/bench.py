@@ -98,6 +98,15 @@ def bench(
     as_json: Annotated[
         bool, typer.Option("--json", help="No live view; print the cells as JSON at the end.")
     ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            envvar="GALAPAGOS_RAY_ADDRESS",
+            help="Run whole cells on this Ray cluster's nodes, committing to this store (needs "
+            "galapagos[ray]; see docs/scale-out.md).",
+        ),
+    ] = None,
 ) -> None:
     """Run a scaffold × task × seed matrix of ordinary stored runs, tagged with the benchmark.
 
@@ -126,7 +135,7 @@ def bench(
     plan = plan_benchmark(spec, SQLiteStore(target) if target.is_file() else None)
     st = open_store(target)
     states = prepare_cells(plan, st, retry_failed=retry_failed)
-    result = asyncio.run(_run(plan, st, states, parallel, max_containers, as_json))
+    result = asyncio.run(_run(plan, st, states, parallel, max_containers, as_json, ray_address))
     if as_json:
         print_json(_summary(result))
     else:
@@ -150,6 +159,7 @@ async def _run(
     parallel: int,
     max_containers: int | None,
     as_json: bool,
+    ray_address: str | None = None,
 ) -> BenchmarkResult:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -175,7 +185,13 @@ async def _run(
         )
     for note in plan.notes:
         err.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
-    runtime = Runtime(max_containers=max_containers, parallel=parallel)
+    cluster = None
+    if ray_address is not None:
+        from harness.distributed.cluster import Cluster
+
+        cluster = Cluster(ray_address)
+        err.print(f"Ray cluster {ray_address}: {len(cluster.nodes)} Galapagos node(s)")
+    runtime = Runtime(max_containers=max_containers, parallel=parallel, cluster=cluster)
     try:
         with view:
             return await run_benchmark(
@@ -189,6 +205,8 @@ async def _run(
             )
     finally:
         await runtime.aclose()
+        if cluster is not None:
+            cluster.close()
         loop.remove_signal_handler(signal.SIGINT)
         loop.remove_signal_handler(signal.SIGTERM)
 

@@ -104,11 +104,19 @@ def run(
             "program (RUN or RUN:PROGRAM_ID).",
         ),
     ] = None,
+    offline: Annotated[
+        bool,
+        typer.Option(
+            "--offline",
+            help="Run on the offline model (a mutation operator, not an LLM) whatever endpoint "
+            "and models the task folder's or your config names.",
+        ),
+    ] = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Run a scaffold on a task."""
+    """Run a scaffold on a task (a compat folder without --scaffold: its own method)."""
     from harness.runs import open_store, plan_run, seed_from_run
 
     models = tuple(name for item in (model or []) for name in item.split(",") if name.strip())
@@ -138,6 +146,7 @@ def run(
         api_base=api_base,
         models=models,
         sandbox=sandbox,
+        offline=offline,
     )
     _drive(plan, open_store(store), as_json, quiet=quiet, hint=store_hint(store))
 

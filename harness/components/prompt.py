@@ -6,20 +6,26 @@ population's programs found in the last 100 iterations (counted back from the ne
 that report a numeric ``combined_score``, the 3 with the highest ``combined_score`` (ties keep
 admission order), each with its change summary and its outcome against its parent.
 
-Templates are jinja2 files in ``templates/``; a scaffold may pass its own directory.
+Templates are jinja2 files in ``templates/``; a scaffold may pass its own directory.  Every
+prompt template renders in a sandboxed, immutable Jinja2 environment (:func:`template_env`):
+a template reaches no Python internals (``{{ ''.__class__ }}`` and the like are refused when the
+builder is made, and the sandbox refuses whatever that check misses).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.nodes
+import jinja2.sandbox
 from pydantic import Field
 
+from harness.core.errors import ConfigError
 from harness.core.population import PopulationView
 from harness.core.prompt import BasePromptBuilder, PromptContext
 from harness.core.records import Program, Prompt, Selection
@@ -33,6 +39,7 @@ __all__ = [
     "outcome",
     "previous_attempts",
     "tail",
+    "template_env",
 ]
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -121,25 +128,67 @@ def _head(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "\n…"
 
 
+def template_env(*folders: str | Path) -> jinja2.Environment:
+    """The environment every prompt template renders in: sandboxed and immutable (no access
+    to Python internals, no mutation of what it is given), plain text, strict about undefined
+    names, with the ``fenced`` filter.  Templates of ``folders`` are searched in order; each
+    is checked once, when first loaded, for attribute access to private names."""
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
+        loader=_CheckedLoader([str(f) for f in folders]),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,  # noqa: S701 - plain-text prompts, not HTML
+    )
+    # ``{{ code | fenced(language) }}``: a fence longer than any backtick line in the code.
+    env.filters["fenced"] = fenced
+    return env
+
+
+class _CheckedLoader(jinja2.FileSystemLoader):
+    """Refuses (``ConfigError``) a template that reaches for ``_private``/``__dunder__``
+    attributes: no prompt needs them, and they are the road out of a template."""
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        source, filename, uptodate = super().get_source(environment, template)
+        for node in environment.parse(source).find_all(
+            (jinja2.nodes.Getattr, jinja2.nodes.Getitem)
+        ):
+            name = node.attr if isinstance(node, jinja2.nodes.Getattr) else None
+            if isinstance(node, jinja2.nodes.Getitem) and isinstance(node.arg, jinja2.nodes.Const):
+                name = node.arg.value
+            if isinstance(name, str) and name.startswith("_"):
+                raise ConfigError(
+                    f"prompt template {filename or template}: refused, it reads the attribute "
+                    f"{name!r} (templates may not reach private or internal attributes)"
+                )
+        return source, filename, uptodate
+
+
+def _render(env: jinja2.Environment, name: str, **context: Any) -> str:
+    try:
+        return env.get_template(name).render(**context)
+    except jinja2.exceptions.SecurityError as exc:
+        raise ConfigError(f"prompt template {name}: refused by the sandbox: {exc}") from None
+    except jinja2.exceptions.TemplateError as exc:  # an undefined name, a bad filter, ...
+        raise ConfigError(f"prompt template {name}: cannot render: {exc}") from None
+
+
 class DefaultPromptBuilder(BasePromptBuilder):
     def __init__(self, config: DefaultPromptConfig | None = None) -> None:
         self.config = config or DefaultPromptConfig()
-        dirs = [str(TEMPLATES)]
+        dirs: list[str | Path] = [TEMPLATES]
         if self.config.template_dir:
             dirs.insert(0, self.config.template_dir)
-        self._env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(dirs),
-            undefined=jinja2.StrictUndefined,
-            keep_trailing_newline=True,
-            autoescape=False,  # noqa: S701 - plain-text prompts, not HTML
-        )
-        # ``{{ code | fenced(language) }}``: a fence longer than any backtick line in the code.
-        self._env.filters["fenced"] = fenced
+        self._env = template_env(*dirs)
+        for name in ("system.j2", "user.j2", "scratch.j2"):
+            self._env.get_template(name)  # a refused template fails here, before the run
 
     def system_message(self) -> str:
         if self.config.system_message is not None:
             return self.config.system_message
-        return self._env.get_template("system.j2").render().strip()
+        return _render(self._env, "system.j2").strip()
 
     def build(self, selection: Selection, context: PromptContext) -> Prompt:
         cfg = self.config
@@ -155,7 +204,9 @@ class DefaultPromptBuilder(BasePromptBuilder):
         ]
         parent = selection.parent
         if parent is None:
-            user = self._env.get_template("scratch.j2").render(
+            user = _render(
+                self._env,
+                "scratch.j2",
                 task=context.task_description,
                 memory=context.memory,
                 failures=failures,
@@ -163,7 +214,9 @@ class DefaultPromptBuilder(BasePromptBuilder):
             )
             return Prompt(system=self.system_message(), user=user.strip() + "\n", kind="rewrite")
         labels = list(selection.inspiration_labels) or [""] * len(selection.inspirations)
-        user = self._env.get_template("user.j2").render(
+        user = _render(
+            self._env,
+            "user.j2",
             task=context.task_description,
             memory=context.memory,
             metrics=self._metrics(parent.metrics),

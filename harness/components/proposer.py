@@ -55,8 +55,8 @@ class _ChildChecks:
                 mode="rewrite",
                 llm=call,
             )
-        if not code.endswith("\n"):
-            code += "\n"
+        if fenced:  # the fence's content, stripped, as both references take it
+            code = code.strip()
         proposal = self._finish(
             code,
             parent,

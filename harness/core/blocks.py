@@ -44,6 +44,9 @@ class BuildEnv:
     evaluator: BaseEvaluator
     task: TaskInfo = field(default_factory=TaskInfo)
     run_id: str | None = None
+    #: The run's sandbox sessions (a ``harness.sandbox.sessions.SessionBackend``, served by the
+    #: run's Runtime): where a block runs long-lived servers, e.g. EvoX strategies.
+    sessions: Any = None
     #: Seams a block may take instead of making its own (e.g. ``strategy_factory`` for EvoX's
     #: strategy sandboxes); tests inject doubles here.
     extras: Mapping[str, Any] = field(default_factory=dict)

@@ -79,6 +79,11 @@ class LoopConfig(StrictModel):
     #: Admit a child whose evaluation failed (OpenEvolve admits every evaluated child); it is
     #: scored from its metrics as usual.  Default: a failed evaluation is a failed attempt.
     admit_failed_evaluations: bool = False
+    #: Reference mode: the ported blocks draw their random numbers from one stream seeded with
+    #: the run seed, in the order the reference implementation draws them (and sample on its
+    #: schedule where it samples ahead), so a seeded run can be compared with the reference
+    #: draw for draw (see each scaffold's README).  Default: one seeded stream per block.
+    reference_mode: bool = False
 
 
 class GeneralConfig(StrictModel):

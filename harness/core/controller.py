@@ -96,6 +96,8 @@ class RunSummary:
     seed_score: float | None
     best_score: float | None
     best_program_id: str | None
+    #: Why the run stopped, as data (``harness.core.store.STOP_REASONS``).
+    stop_reason: str = ""
 
 
 def better(candidate: Program, incumbent: Program | None) -> bool:
@@ -142,17 +144,19 @@ class Controller:
         self.evaluations = 0
         self._done: set[int] = set()
         self._stop = False
+        self.stop_reason = "stopped"
         self._notes: list[tuple[str, dict[str, Any]]] = []
         self._note_updates: dict[str, Any] = {}
 
     # -- public -----------------------------------------------------------------------------
-    def request_stop(self) -> None:
-        """Finish the iterations in flight, start no new one (SIGINT)."""
+    def request_stop(self, reason: str = "stopped") -> None:
+        """Finish the iterations in flight, start no new one (SIGINT); ``reason`` is stored."""
         self._stop = True
+        self.stop_reason = reason
 
     async def run_to_end(self) -> RunSummary:
         """Run (or, after :meth:`restore`, continue) until every iteration is done."""
-        status, error = "completed", ""
+        status, error, reason = "completed", "", "completed"
         try:
             if 0 not in self._done:
                 await self._seed()
@@ -160,31 +164,38 @@ class Controller:
                 raise RunFailed(
                     f"the seed program could not be evaluated ({self.seed_error}); no LLM call "
                     "was made. Fix the task's evaluator or initial program (galapagos task check "
-                    "shows why), or set general.stop_on_failed_seed: false to search anyway"
+                    "shows why), or set general.stop_on_failed_seed: false to search anyway",
+                    reason="seed_failed",
                 )
             pending = [i for i in range(1, self.max_iterations + 1) if i not in self._done]
             await self._iterate(pending)
             if self._stop and len(self._done) < self.max_iterations + 1:
-                status = "interrupted"
+                status, reason = "interrupted", self.stop_reason
         except BudgetExhausted as exc:
             status, error = "budget_exhausted", str(exc).replace("RUN_ID", self.run.id)
+            reason = "budget"
         except RunFailed as exc:
-            status, error = "failed", str(exc)
+            status, error, reason = "failed", str(exc), exc.reason
         except EngineUnavailable as exc:  # waited out the deadline: stop, resumable, nothing lost
             status, error = (
                 "interrupted",
                 str(exc).replace("galapagos resume", f"galapagos resume {self.run.id}"),
             )
+            reason = "engine_unavailable"
         except asyncio.CancelledError:
-            self.store.update_run(self.run.id, status="interrupted")
+            self.store.update_run(self.run.id, status="interrupted", stop_reason="cancelled")
             raise
         except BaseException as exc:
             self.store.update_run(
-                self.run.id, status="failed", error=f"{type(exc).__name__}: {exc}"
+                self.run.id,
+                status="failed",
+                error=f"{type(exc).__name__}: {exc}",
+                stop_reason="error",
             )
             raise
-        self.store.update_run(self.run.id, status=status, error=error)
-        return self.summary(status)
+        if reason != "owner_lost":  # else the run is another process's now: leave it alone
+            self.store.update_run(self.run.id, status=status, error=error, stop_reason=reason)
+        return dataclasses.replace(self.summary(status), stop_reason=reason)
 
     def note(
         self, kind: str, *, run_updates: Mapping[str, Any] | None = None, **payload: Any
@@ -349,7 +360,8 @@ class Controller:
             raise RunFailed(
                 f"{count} consecutive iterations failed for the same reason ({cause}); stopped "
                 f"to save the budget. Fix the cause and continue with: galapagos resume "
-                f"{self.run.id}"
+                f"{self.run.id}",
+                reason="infra_streak",
             )
 
     def _step(self, buffer: IterationBuffer) -> IterationStep:

@@ -102,7 +102,12 @@ class BudgetExhausted(HarnessError):
 
 class RunFailed(HarnessError):
     """The controller stopped a run that cannot usefully go on; the message says why and what
-    to do.  The run is stored as ``failed`` (``galapagos resume`` continues it once fixed)."""
+    to do, ``reason`` says it as data (``seed_failed``, ``infra_streak``).  The run is stored as
+    ``failed`` (``galapagos resume`` continues it once fixed)."""
+
+    def __init__(self, message: str, *, reason: str = "error") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class StrategyError(HarnessError):

@@ -14,6 +14,7 @@ from harness.core.records import EvalResult, Event, LLMCall, Program
 
 __all__ = [
     "RUN_STATUSES",
+    "STOP_REASONS",
     "EvaluationRow",
     "IterationCommit",
     "LLMCallRow",
@@ -22,6 +23,22 @@ __all__ = [
 ]
 
 RUN_STATUSES = ("running", "completed", "interrupted", "failed", "budget_exhausted")
+#: Why a run stopped (``RunRecord.stop_reason``, ``RunSummary.stop_reason``): all iterations
+#: done; a stop was asked for (Ctrl-C, the hub's cancel, a benchmark's halt); the token/cost
+#: budget ran out; the seed program could not be evaluated; the same infrastructure cause
+#: failed too many iterations in a row; the Docker engine stayed away past its wait; the task
+#: running it was cancelled; an unexpected error; another owner took the run over.
+STOP_REASONS = (
+    "completed",
+    "stopped",
+    "budget",
+    "seed_failed",
+    "infra_streak",
+    "engine_unavailable",
+    "cancelled",
+    "error",
+    "owner_lost",
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +63,10 @@ class RunRecord:
     error: str = ""
     owner: str = ""
     task_hash: str = ""
+    #: Why the run stopped, as data (see :data:`STOP_REASONS`; ``""`` while it runs).
+    stop_reason: str = ""
+    #: When the owner last said it is alive (wall clock, seconds); see ``harness.store.owner``.
+    heartbeat_at: float | None = None
 
     @property
     def tokens(self) -> int:

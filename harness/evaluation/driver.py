@@ -4,8 +4,9 @@ Cascade semantics follow OpenEvolve (``reference/openevolve_shinka.md`` §A.3):
 
 - stages run in card order; after each stage its score (``combined_score``, else the mean of
   the numeric non-``error`` metrics) is compared with the stage's threshold, and a score below
-  it stops the cascade: the program is still a valid, low-scoring result (status ``ok``) and
-  ``failed_stage`` / artifact ``failure_stage`` name the stage that stopped it;
+  it stops the cascade: the program is still a valid, low-scoring result (status ``ok``),
+  ``failed_stage`` names the stage that stopped it and its stage summary says why (no artifact:
+  the references show a prompt nothing about a threshold stop);
 - metrics of the stages that ran are merged, later stages winning; bools become 1.0/0.0 (except
   ``timeout``, which the failure predicate reads as a bool); strings leave the metrics and go to
   the artifacts (``error`` included, so the failure predicate still sees it);
@@ -24,9 +25,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.core.errors import RunFailed, SandboxUnavailable
 from harness.core.evaluator import BaseEvaluator
 from harness.core.records import EvalResult
 from harness.core.scoring import is_failure
+from harness.evaluation.preflight import missing_message, needs_of, probe_job, read_probe
 from harness.evaluation.task import CascadeStage, Task
 from harness.sandbox.protocol import Job, Limits, SandboxBackend
 
@@ -76,6 +79,7 @@ class TaskEvaluator(BaseEvaluator):
         suffix = task.card.file_suffix or Path(task.card.initial_program).suffix or ".py"
         self.candidate_filename = f"program{suffix}"
         self._prewarmed = False
+        self._checked = False
 
     def job(self, stage: CascadeStage, code: str, labels: Mapping[str, str] | None = None) -> Job:
         card = self.task.card
@@ -102,7 +106,41 @@ class TaskEvaluator(BaseEvaluator):
         if prewarm is not None:
             await prewarm(self.job(self.task.card.stages[0], ""))
 
+    async def preflight(self) -> None:
+        """A compat folder's needs (Python packages, commands) looked up in its image before
+        its first evaluation; anything missing stops the run (:mod:`.preflight`)."""
+        self._checked = True
+        task, card = self.task, self.task.card
+        if card.mode != "compat":
+            return
+        evaluator = task.path / card.evaluator
+        if not evaluator.is_file():  # SkyDiscover's containerised format: the bridge runs it
+            evaluator = task.path / "evaluator" / "evaluator.py"
+        seed = task.path / card.initial_program
+        needs = needs_of(task.path, evaluator, seed if seed.is_file() else None, card.language)
+        if not needs:
+            return
+        labels = {"galapagos.stage": "preflight"}
+        if self.run_id:
+            labels["galapagos.run"] = self.run_id
+        try:
+            result = await self.backend.run(probe_job(needs, card.image, labels))
+        except SandboxUnavailable as exc:  # an on-demand (toolchain) image not built yet
+            if "built on demand" not in str(exc):
+                raise
+            raise RunFailed(f"task {task.name}: {exc}; no LLM call was made") from exc
+        found = {**result.metrics, **result.artifacts}
+        if result.status != "ok" or found.get("ok") != 1.0:
+            return  # the probe could not run; the evaluations will say why
+        modules, commands = read_probe(found, found)
+        if modules or commands:
+            raise RunFailed(
+                missing_message(task.name, card.image, needs, modules, commands, card.language)
+            )
+
     async def evaluate(self, code: str, *, program_id: str, iteration: int) -> EvalResult:
+        if not self._checked:
+            await self.preflight()
         if not self._prewarmed:
             await self.prewarm()
         merged: dict[str, Any] = {}
@@ -151,8 +189,9 @@ class TaskEvaluator(BaseEvaluator):
             passed = stage.threshold is None or score >= stage.threshold
             summaries.append({**summary, "score": score, "passed": passed})
             if not passed and stage is not stages[-1]:
-                artifacts["failure_stage"] = stage.function
-                artifacts["cascade_stop"] = (
+                # Not a failure, and (as in both references) nothing the prompt would show: the
+                # stage summary records the stop.
+                summaries[-1]["stopped"] = (
                     f"{stage.function} scored {score:.6g}, below its threshold "
                     f"{stage.threshold:.6g}; later stages did not run"
                 )

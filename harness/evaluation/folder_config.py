@@ -1,21 +1,23 @@
 """A compat task folder's own config (OpenEvolve's ``config.yaml``/``config_phase_N.yaml``,
-SkyDiscover's ``config.yaml``): what of it the task keeps, what becomes search defaults, and
-what is named as not used.
+SkyDiscover's ``config.yaml``), read as OpenEvolve 0.4 and SkyDiscover read it: every key is
+applied, or named as not used with the reason, or refused.
 
 - **Task-level keys** apply to the task: the system message (``prompt.system_message``, read as
   the formats read it: the name of a prompt template of the folder's ``prompt.template_dir``
   or of the format, else literal text; SkyDiscover also reads a short single line naming a file
   of the folder), the evaluator timeout (and OpenEvolve's memory and CPU limits), cascade on/off
-  and thresholds, the language and file suffix.  The format's own defaults apply where the file
-  is silent (timeout: OpenEvolve 300 s, SkyDiscover 360 s; thresholds: ``[0.5, 0.75, 0.9]``,
-  ``[0.3, 0.6]``), since that is what the folder's author ran with.
-- **Search-level keys** with a clear equivalent become a config layer placed between the
-  scaffold's composition and the user's ``--config``/``--set``/flags (see
-  :meth:`FolderConfig.search`): ``max_iterations``, the seed, the models (OpenEvolve's
-  ``primary_model``/``secondary_model`` too) and endpoint, diff vs rewrite, the solution length
-  cap, the LLM's timeout and retries, AdaEvolve's per-iteration error retries.  A mapped key the
-  chosen scaffold's blocks do not have is not used.
-- **Every other key** is listed, to be named in one note line: never silently dropped.
+  and thresholds, the language and file suffix, SkyDiscover's ``inject_evaluator_context``.  The
+  format's own defaults apply where the file is silent (timeout: OpenEvolve 300 s, SkyDiscover
+  360 s; thresholds: ``[0.5, 0.75, 0.9]``, ``[0.3, 0.6]``), since that is what the folder's
+  author ran with.
+- **Search-level keys** become a config layer between the scaffold's composition and the user's
+  ``--config``/``--set``/flags (:meth:`FolderConfig.defaults_for`): those any scaffold has
+  (``max_iterations``, the seed, the models and endpoint, diff vs rewrite …), and those of the
+  *method* the folder was written for (OpenEvolve's ``database``/``prompt`` keys, SkyDiscover's
+  ``search`` keys of its ``search.type``), which apply when the run uses that method's blocks.
+- **Every other key** is named with the reason it does not apply (:mod:`._folder_keys`), and a
+  key that would change what the reference does but that Galapagos cannot honour is a one-line
+  :class:`TaskError` naming the file, line and why — never dropped silently.
 
 The format is told by its keys (``search``/``diff_based_generation``/``max_solution_length``…:
 SkyDiscover; ``diff_based_evolution``/``max_code_length``/``database``…: OpenEvolve).  A file in
@@ -25,13 +27,20 @@ naming the file, line and column.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from harness.core.errors import TaskError
+from harness.evaluation._folder_keys import (
+    METHOD_BLOCKS,
+    METHOD_SCAFFOLDS,
+    read_openevolve_keys,
+    read_skydiscover_keys,
+)
 from harness.evaluation._located_yaml import LocatedYaml
 
 __all__ = [
@@ -57,7 +66,8 @@ _OE_ONLY = {"diff_based_evolution", "max_code_length", "evolution_trace", "enfor
             "diff_pattern", "early_stopping_patience", "convergence_threshold",
             "early_stopping_metric", "max_tasks_per_child"}  # fmt: skip
 _SD_ONLY = {"search", "diff_based_generation", "max_solution_length", "agentic", "monitor",
-            "human_feedback_enabled", "human_feedback_file", "human_feedback_mode"}  # fmt: skip
+            "human_feedback_enabled", "human_feedback_file", "human_feedback_mode",
+            "max_parallel_iterations", "benchmark"}  # fmt: skip
 #: OpenEvolve's population section; SkyDiscover's config has the field too (and ignores it).
 _DATABASE = "database"
 _COMMON = {"max_iterations", "checkpoint_interval", "log_level", "log_dir", "random_seed",
@@ -78,6 +88,10 @@ _TEMPLATES: dict[str, frozenset[str]] = {
         "previous_attempt",
     }),
 }  # fmt: skip
+#: OpenEvolve templates the ``openevolve_template`` prompt renders (a folder may replace them).
+_OE_RENDERED = frozenset({"diff_user", "full_rewrite_user", "evolution_history",
+                          "previous_attempt", "top_program", "inspirations_section",
+                          "inspiration_program"})  # fmt: skip
 #: SkyDiscover reads ``prompt.system_message`` as a file name when it is one line this short.
 _SD_FILE_NAME_CHARS = 500
 
@@ -90,6 +104,12 @@ _MODEL_KEYS = ("temperature", "top_p", "max_tokens")
 _LANGUAGES = {".py": "python", ".rs": "rust", ".r": "r", ".js": "javascript",
               ".ts": "typescript", ".cpp": "cpp", ".cc": "cpp", ".c": "c", ".go": "go",
               ".java": "java", ".jl": "julia"}  # fmt: skip
+#: Reasons for keys no rule names.
+_NOT_A_KEY = {
+    "openevolve": "not OpenEvolve 0.4 keys (OpenEvolve ignores them too)",
+    "skydiscover": "not SkyDiscover keys (SkyDiscover ignores them too)",
+}
+_AS_HERE = "set to what Galapagos does anyway"
 
 
 @dataclass
@@ -98,6 +118,9 @@ class FolderConfig:
 
     path: Path
     format: Format
+    #: The method the folder was written for: ``openevolve`` for OpenEvolve's format, the
+    #: ``search.type`` of SkyDiscover's (``topk`` when it names none, SkyDiscover's default).
+    method: str = "openevolve"
     system_message: str | None = None
     #: Where the system message came from (``prompt.system_message``, a template file …).
     system_message_source: str = "prompt.system_message"
@@ -109,16 +132,53 @@ class FolderConfig:
     thresholds: tuple[float, ...] = ()
     language: str | None = None
     file_suffix: str | None = None
-    #: Search defaults as dotted keys of the run config (``general.max_iterations`` …).
+    #: SkyDiscover's ``evaluator.inject_evaluator_context``: the evaluator's source goes at the
+    #: top of the system message.
+    evaluator_context: bool = False
+    #: Search defaults any scaffold takes, as dotted keys of the run config.
     search: dict[str, Any] = field(default_factory=dict)
-    #: The file's key behind each search default (``general.max_iterations``: ``max_iterations``).
+    #: Search defaults of the folder's method (they apply to a run on its blocks).
+    method_search: dict[str, Any] = field(default_factory=dict)
+    #: The file's key behind each default (``general.max_iterations``: ``max_iterations``).
     origins: dict[str, str] = field(default_factory=dict)
-    #: Keys of the file that have no equivalent here (dotted, as the file spells them).
-    ignored: list[str] = field(default_factory=list)
+    #: Keys of the file that do not apply here, by reason (dotted, as the file spells them).
+    unused: dict[str, list[str]] = field(default_factory=dict)
     #: Task keys the file sets (the rest are the format's defaults), as the file spells them.
     task_keys: list[str] = field(default_factory=list)
     #: What was adjusted on the way in (a timeout above the sandbox's limit …).
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def scaffold(self) -> str | None:
+        """The Galapagos scaffold of the folder's method (``None``: it has none)."""
+        return METHOD_SCAFFOLDS.get(self.method)
+
+    @property
+    def ignored(self) -> list[str]:
+        """Every key that does not apply, whatever the reason."""
+        return [key for keys in self.unused.values() for key in keys]
+
+    def runs_method(self, blocks: Mapping[str, str] | None) -> bool:
+        """Whether a composition (slot → block) uses the folder's method's blocks."""
+        signature = METHOD_BLOCKS.get(self.method)
+        if signature is None or blocks is None:
+            return False
+        slot, block = signature
+        return blocks.get(slot) == block
+
+    def defaults_for(self, blocks: Mapping[str, str] | None) -> dict[str, Any]:
+        """The search defaults a run on ``blocks`` takes (dotted keys)."""
+        if self.runs_method(blocks):
+            return {**self.search, **self.method_search}
+        return dict(self.search)
+
+    def unused_for(self, blocks: Mapping[str, str] | None) -> dict[str, list[str]]:
+        """:attr:`unused`, plus the method's keys when the run does not use its blocks."""
+        out = {reason: list(keys) for reason, keys in self.unused.items()}
+        if self.method_search and not self.runs_method(blocks):
+            keys = list(dict.fromkeys(self.origins[k] for k in self.method_search))
+            out[f"{self.method}'s settings, and this run does not use its blocks"] = keys
+        return out
 
     def shown(self, key: str) -> str:
         """A search default as the notes show it: the file's key and ours (``max_iterations →
@@ -156,9 +216,12 @@ def find_folder_config(folder: Path, name: str | None = None) -> Path | None:
 def _leaves(data: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
     for key, value in data.items():
         dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            yield from _leaves(value, dotted + ".")  # an empty section sets nothing
-        else:
+        if isinstance(value, Mapping) and value:
+            yield from _leaves(value, dotted + ".")
+        elif isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+            for n, item in enumerate(value):
+                yield from _leaves(item, f"{dotted}[{n}].")
+        elif not isinstance(value, Mapping):  # an empty section sets nothing
             yield dotted
 
 
@@ -222,16 +285,15 @@ def _is_file(path: Path) -> bool:
 class _Reader:
     """Walks one file, marking the keys it uses; whatever is left is named as not used."""
 
-    def __init__(self, file: LocatedYaml, fmt: Format) -> None:
+    def __init__(self, file: LocatedYaml, fmt: Format, out: FolderConfig) -> None:
         self.file = file
         self.format = fmt
+        self.out = out
         self.folder = file.path.parent
         self.used: set[str] = set()
-        #: Keys of model entries that have no equivalent (``llm.models[0].api_key`` …).
-        self.extra: list[str] = []
-        #: Values adjusted on the way in, said when the run starts.
-        self.notes: list[str] = []
+        self._leaves = list(_leaves(file.data))
 
+    # -- the vocabulary of the key tables (harness.evaluation._folder_keys) -----------------
     def get(self, dotted: str) -> Any:
         node: Any = self.file.data
         for part in dotted.split("."):
@@ -243,8 +305,64 @@ class _Reader:
     def use(self, dotted: str) -> None:
         self.used.add(dotted)
 
-    def system_message(self, out: FolderConfig) -> None:
+    def _present(self, pattern: str) -> list[str]:
+        """The file's leaves a key or pattern (``evolution_trace.*``, ``llm.models[*].x``)
+        names; a key whose value is a list or a section counts as one."""
+        regex = re.compile(
+            re.escape(pattern).replace(r"\[\*\]", r"\[\d+\]").replace(r"\*", ".*") + r"(\..*)?"
+        )
+        hits = [leaf for leaf in self._leaves if regex.fullmatch(leaf)]
+        if not hits and "*" not in pattern and self.get(pattern) is not None:
+            hits = [pattern]
+        return list(dict.fromkeys(hits))
+
+    def search(self, theirs: str, ours: str) -> None:
+        """``theirs`` (when set) is the default of ``ours`` for any scaffold."""
+        value = self.get(theirs)
+        if value is not None:  # null: the format's default (an unset seed …)
+            self.set_search(ours, value, theirs)
+
+    def set_search(self, ours: str, value: Any, origin: str) -> None:
+        self.use(origin)
+        self.out.search[ours] = value
+        self.out.origins[ours] = origin
+
+    def method(self, theirs: str, ours: str) -> None:
+        """``theirs`` (when set) is the default of ``ours`` on the folder's method's blocks."""
+        value = self.get(theirs)
+        if value is not None:
+            self.set_method(ours, value, theirs)
+
+    def method_if(self, condition: bool, theirs: str, ours: str) -> None:
+        if condition:
+            self.method(theirs, ours)
+
+    def set_method(self, ours: str, value: Any, origin: str) -> None:
+        self.use(origin)
+        self.out.method_search[ours] = value
+        self.out.origins[ours] = origin
+
+    def unused(self, patterns: Iterable[str], reason: str) -> None:
+        """Name the keys ``patterns`` match (those set and not used otherwise) with ``reason``."""
+        for pattern in patterns:
+            for key in self._present(pattern):
+                if key not in self.used:
+                    self.used.add(key)
+                    self.out.unused.setdefault(reason, []).append(key)
+
+    def refuse(self, key: str, ok: Callable[[Any], bool], why: str) -> None:
+        """A key Galapagos cannot honour unless ``ok(value)``: a one-line error naming it."""
+        value = self.get(key)
+        if value is None and key not in self._present(key):
+            return
+        if not ok(value):
+            raise self.file.error(key, f"{why} (the value {value!r} cannot be honoured here)")
+        self.unused([key], _AS_HERE)
+
+    # -- task-level keys ------------------------------------------------------------------
+    def system_message(self) -> None:
         """The formats' rule: a file name (SkyDiscover), a template name, else the text."""
+        out = self.out
         key = "prompt.system_message"
         raw = self.get(key)
         value = "system_message" if raw is None else _text(self.file, key, raw)
@@ -289,18 +407,55 @@ class _Reader:
         self.use("prompt.template_dir")
         return path
 
-    def template_files(self, out: FolderConfig) -> None:
+    def template_files(self) -> None:
+        """A template directory's files: OpenEvolve's prompt templates and fragments replace
+        ours (method defaults); the rest is named."""
+        out = self.out
         templates = self._template_dir()
         if templates is None:
             return
         used = out.system_message_source.removeprefix("prompt.template_dir/")
-        out.ignored += [
-            f"prompt.template_dir/{p.name}"
-            for p in sorted(templates.glob("*.txt"))
-            if p.name != used
-        ]
+        shown: dict[str, str] = {}
+        for path in sorted(templates.glob("*.txt")):
+            where = f"prompt.template_dir/{path.name}"
+            if path.name == used:
+                continue
+            if self.format == "openevolve" and path.stem in _OE_RENDERED:
+                shown[path.stem] = path.read_text()
+                out.origins.setdefault("prompt.templates", where)
+                continue
+            if self.format == "skydiscover" and path.stem in ("diff_user", "full_rewrite_user"):
+                raise TaskError(
+                    f"{path}: a SkyDiscover user-prompt template is not supported (Galapagos "
+                    "renders its own default prompt; only the system message template is "
+                    "read); remove it from the template directory"
+                )
+            reason = (
+                JUDGE_TEMPLATES
+                if path.stem in ("evaluation", "evaluator_system_message")
+                else "templates the prompt never asks for"
+            )
+            out.unused.setdefault(reason, []).append(where)
+        if shown:
+            out.method_search["prompt.templates"] = shown
+            out.origins["prompt.templates"] = "prompt.template_dir"
+        fragments = templates / "fragments.json"
+        if fragments.is_file():
+            where = f"prompt.template_dir/{fragments.name}"
+            if self.format != "openevolve":
+                out.unused.setdefault("templates the prompt never asks for", []).append(where)
+                return
+            try:
+                data = json.loads(fragments.read_text())
+            except ValueError as exc:
+                raise TaskError(f"{fragments}: not valid JSON ({exc}); fix it") from exc
+            if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+                raise TaskError(f"{fragments}: expected an object of texts, like OpenEvolve's")
+            out.method_search["prompt.fragments"] = data
+            out.origins["prompt.fragments"] = where
 
-    def evaluator(self, out: FolderConfig) -> None:
+    def evaluator(self) -> None:
+        out = self.out
         defaults = _DEFAULTS[self.format]
         timeout = self.get("evaluator.timeout")
         out.timeout_s = defaults["timeout"]
@@ -339,69 +494,81 @@ class _Reader:
                 out.task_keys.append("evaluator.cpu_limit")
                 cpus = _number(self.file, "evaluator.cpu_limit", cpus)
                 out.cpus = self._clamp("evaluator.cpu_limit", cpus, 0.01, 64.0)
+        else:
+            inject = self.get("evaluator.inject_evaluator_context")
+            if inject is not None:
+                self.use("evaluator.inject_evaluator_context")
+                out.evaluator_context = _flag(
+                    self.file, "evaluator.inject_evaluator_context", inject
+                )
+                if out.evaluator_context:
+                    out.task_keys.append("evaluator.inject_evaluator_context")
 
     def _clamp(self, key: str, value: Any, low: Any, high: Any) -> Any:
         """``value`` within the sandbox's range; a value outside it is said, never dropped."""
         kept = min(max(value, low), high)
         if kept != value:
-            self.notes.append(f"{key} {value:g} is outside the sandbox's range: {kept:g} applies")
+            self.out.notes.append(
+                f"{key} {value:g} is outside the sandbox's range: {kept:g} applies"
+            )
         return kept
 
-    def program(self, out: FolderConfig) -> None:
+    def program(self) -> None:
+        out = self.out
         for key in ("language", "file_suffix"):
             value = self.get(key)
             if value is not None:
                 self.use(key)
                 out.task_keys.append(key)
                 setattr(out, key, _text(self.file, key, value))
+        if out.language in ("image", "prompt"):
+            raise self.file.error("language", f"{out.language!r} generation is not supported")
         if out.file_suffix is not None and not re.fullmatch(r"\.\w+", out.file_suffix):
             raise self.file.error("file_suffix", f"expected e.g. '.py', got {out.file_suffix!r}")
         if out.language is None and out.file_suffix is not None:
             out.language = language_of(out.file_suffix)
 
-    def search(self, out: FolderConfig) -> None:
-        """Search-level keys with a clear equivalent, as dotted keys of the run config.  Values
-        are passed as they are: the run config validates them, naming this file."""
-        diff = "diff_based_evolution" if self.format == "openevolve" else "diff_based_generation"
-        length = "max_code_length" if self.format == "openevolve" else "max_solution_length"
-        simple = {
-            "max_iterations": "general.max_iterations",
-            "random_seed": "seed",
-            diff: "proposer.diff_based",
-            length: "proposer.max_solution_length",
-            "llm.timeout": "llm.timeout_s",
-            "llm.retries": "llm.retries",
-        }
-        for theirs, ours in simple.items():
-            value = self.get(theirs)
-            if value is not None:  # null: the format's default (an unset seed …)
-                self.use(theirs)
-                out.search[ours] = value
-                out.origins[ours] = theirs
+    def endpoint(self) -> None:
+        """The models and the endpoint (search defaults for any scaffold)."""
+        out = self.out
         api_base = self.get("llm.api_base")
         if isinstance(api_base, str) and api_base and "${" not in api_base:
-            self.use("llm.api_base")
-            out.search["llm.api_base"] = api_base
-            out.origins["llm.api_base"] = "llm.api_base"
+            self.set_search("llm.api_base", api_base, "llm.api_base")
+        self._model_endpoints(api_base)
         models = self.models("models")
         if models:
-            out.search["llm.models"] = models
             named = ("llm.models", "llm.primary_model", "llm.secondary_model")
+            self.out.search["llm.models"] = models
             out.origins["llm.models"] = "/".join(k for k in named if k in self.used)
         if self.format == "skydiscover":
             guides = self.models("guide_models")
             if guides:
                 out.search["llm.guide_models"] = guides
                 out.origins["llm.guide_models"] = "llm.guide_models"
-            retries = self.get("search.database.max_error_retries")
-            enabled = self.get("search.database.enable_error_retry") is not False
-            if retries is not None and enabled:
-                self.use("search.database.max_error_retries")
-                self.use("search.database.enable_error_retry")
-                if isinstance(retries, int) and not isinstance(retries, bool):
-                    retries += 1  # the reference's attempts per iteration: 1 + retries
-                out.search["general.inner_retry_times"] = retries
-                out.origins["general.inner_retry_times"] = "search.database.max_error_retries"
+
+    def _model_endpoints(self, shared: Any) -> None:
+        """Per-model ``api_base``s: one endpoint for all (or the section's own) is the run's;
+        models at different endpoints cannot be honoured (one endpoint per run)."""
+        listed = self.get("llm.models")
+        if not isinstance(listed, list):
+            return
+        bases = {
+            n: m["api_base"]
+            for n, m in enumerate(listed)
+            if isinstance(m, Mapping) and isinstance(m.get("api_base"), str) and m["api_base"]
+        }
+        distinct = set(bases.values()) | ({shared} if isinstance(shared, str) and shared else set())
+        if len(distinct) > 1:
+            first = next(iter(bases))
+            raise self.file.error(
+                f"llm.models[{first}].api_base",
+                "models at different endpoints are not supported (a run talks to one "
+                "OpenAI-compatible endpoint); give them one api_base",
+            )
+        for n, base in bases.items():
+            self.use(f"llm.models[{n}].api_base")
+            if "llm.api_base" not in self.out.search and "${" not in base:
+                self.set_search("llm.api_base", base, f"llm.models[{n}].api_base")
 
     def models(self, section: str) -> list[dict[str, Any]]:
         """``llm.<section>`` (and OpenEvolve's ``primary_model``/``secondary_model``) as
@@ -436,7 +603,8 @@ class _Reader:
             if effort is not None:
                 item["extra_body"] = {"reasoning_effort": effort}
             if where.endswith("]"):
-                self.unused_model_keys(where, entry)
+                known = {"name", "weight", "reasoning_effort", *_MODEL_KEYS}
+                self.used.update(f"{where}.{k}" for k in entry if k in known)
             out.append(item)
         return out
 
@@ -461,23 +629,54 @@ class _Reader:
             out.append((f"llm.{role}_model", {"name": name, "weight": weight}))
         return out
 
-    def unused_model_keys(self, where: str, entry: Mapping[str, Any]) -> None:
-        known = {"name", "weight", "reasoning_effort", *_MODEL_KEYS}
-        self.extra += [f"{where}.{k}" for k in entry if k not in known]
+    def leftovers(self) -> None:
+        """Whatever no rule named: the format ignores keys it does not know."""
+        for leaf in self._leaves:
+            if leaf in self.used or any(leaf.startswith(u + ".") for u in self.used):
+                continue
+            if re.match(r"llm\.(models|guide_models|evaluator_models)\[\d+\]\.", leaf):
+                reason = "model settings with no equivalent here (per-model endpoints, retries)"
+            else:
+                reason = _NOT_A_KEY[self.format] if not _known(self.format, leaf) else _OTHER
+            self.out.unused.setdefault(reason, []).append(leaf)
+
+
+JUDGE_TEMPLATES = "LLM feedback and judge settings (the file leaves the feedback off)"
+_OTHER = "settings with no equivalent here"
+
+
+def _known(fmt: Format, leaf: str) -> bool:
+    """Whether ``leaf`` is in the format's config schema (top-level sections and keys)."""
+    head = leaf.split(".")[0].split("[")[0]
+    return head in _COMMON | (_OE_ONLY | {_DATABASE} if fmt == "openevolve" else _SD_ONLY)
+
+
+def _method(file: LocatedYaml, fmt: Format) -> str:
+    if fmt == "openevolve":
+        return "openevolve"
+    search = file.data.get("search")
+    kind = search.get("type") if isinstance(search, Mapping) else None
+    if kind is None:
+        return "topk"  # SkyDiscover's default search
+    if not isinstance(kind, str) or not kind:
+        raise file.error("search.type", f"expected the name of a search, got {kind!r}")
+    return kind
 
 
 def read_folder_config(path: Path) -> FolderConfig:
     """Parse and sort one folder config file (see the module docstring)."""
     file = LocatedYaml(path)
     fmt = _format(file)
-    reader = _Reader(file, fmt)
-    out = FolderConfig(path=path, format=fmt)
-    reader.system_message(out)
-    reader.evaluator(out)
-    reader.program(out)
-    reader.search(out)
-    reader.template_files(out)
-    out.notes = reader.notes
-    leftover = [key for key in _leaves(file.data) if key not in reader.used]
-    out.ignored = leftover + out.ignored + reader.extra
+    out = FolderConfig(path=path, format=fmt, method=_method(file, fmt))
+    reader = _Reader(file, fmt, out)
+    reader.system_message()
+    reader.evaluator()
+    reader.program()
+    reader.endpoint()
+    reader.template_files()
+    if fmt == "openevolve":
+        read_openevolve_keys(reader, file.data.get("max_iterations"))
+    else:
+        read_skydiscover_keys(reader, out.method)
+    reader.leftovers()
     return out

@@ -23,6 +23,7 @@ from harness._shipped import shipped_dir
 from harness.core.config import deep_merge, nest
 from harness.core.errors import TaskError
 from harness.core.validation import format_validation_error
+from harness.evaluation._container import BRIDGE_MODULE, ContainerFolder, container_folder
 from harness.evaluation.folder_config import (
     OPENEVOLVE_THRESHOLDS,
     FolderConfig,
@@ -30,6 +31,7 @@ from harness.evaluation.folder_config import (
     language_of,
     read_folder_config,
 )
+from harness.evaluation.preflight import TOOLCHAIN_IMAGES
 from harness.sandbox.protocol import Limits
 
 __all__ = [
@@ -176,18 +178,21 @@ class Task:
     def system_message(self) -> str | None:
         return self.card.system_message
 
-    def config_layer(self) -> tuple[str, dict[str, Any]] | None:
+    def config_layer(
+        self, blocks: Mapping[str, str] | None = None
+    ) -> tuple[str, dict[str, Any]] | None:
         """The task's own defaults for the run config, named by the file they come from: its
-        system message (as ``prompt.system_message``) and a compat folder's search-level keys.
-        A run places them between the scaffold's composition and the user's file, ``--set``
-        and flags, so the user overrides them as usual."""
+        system message (as ``prompt.system_message``) and a compat folder's search-level keys
+        (those of the folder's method only for a run on that method's ``blocks``, slot →
+        block).  A run places them between the scaffold's composition and the user's file,
+        ``--set`` and flags, so the user overrides them as usual."""
         patch: dict[str, Any] = {}
         if self.system_message:
             patch["prompt"] = {"system_message": self.system_message}
         source = self.path / "task.yaml"
         if self.folder_config is not None:
             source = self.folder_config.path
-            for key, value in self.folder_config.search.items():
+            for key, value in self.folder_config.defaults_for(blocks).items():
                 patch = deep_merge(patch, nest(key, value))
         return (str(source), patch) if patch else None
 
@@ -280,7 +285,7 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
         tree = ast.parse(evaluator.read_text())
     except SyntaxError as exc:
         raise TaskError(f"{evaluator}: does not parse ({exc})") from exc
-    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     if "evaluate" not in funcs and "evaluate_stage1" not in funcs:
         raise TaskError(f"{evaluator}: defines neither evaluate() nor evaluate_stage1()")
     limits: dict[str, Any] = {}
@@ -296,7 +301,10 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
     initial = next((name for name in seeds if (folder / name).exists()), seeds[0])
     language = (config.language if config else None) or language_of(Path(initial).suffix)
     requirements = _requirements(folder)
-    image = "python-eval"
+    if config is None or config.format == "openevolve":
+        requirements += _openevolve_environment(folder, initial, requirements)
+    # Another language's programs run in its toolchain image (built on demand).
+    image = TOOLCHAIN_IMAGES.get(language or "python", "python-eval")
     if requirements:
         from harness.sandbox.images import derived_name, image_packages, requirement_name
 
@@ -312,11 +320,59 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
         initial_program=initial,
         preload=("numpy",),
         language=language or "python",
-        system_message=config.system_message if config else None,
+        system_message=_compat_system_message(folder, config),
         file_suffix=config.file_suffix if config else None,
         image=image,
         requirements=requirements,
     )
+
+
+def _container_card(
+    folder: Path, config: FolderConfig | None, container: ContainerFolder
+) -> TaskCard:
+    """A card for SkyDiscover's containerised format (:mod:`harness.evaluation._container`): one
+    stage (SkyDiscover's container evaluator has no cascade), run by the bridge module in the
+    image built from the folder's Dockerfile."""
+    limits = {"wall_s": config.timeout_s} if config is not None else {"wall_s": 360.0}
+    suffix = (config.file_suffix if config else None) or ".py"
+    initial = f"initial_program{suffix}"
+    requirements = container.image.requirements
+    base = "python-eval"
+    if requirements:
+        from harness.sandbox.images import derived_name, image_packages, requirement_name
+
+        present = image_packages(base)
+        base = derived_name(base, [r for r in requirements if requirement_name(r) not in present])
+    return TaskCard(
+        name=folder.name,
+        description=f"SkyDiscover task folder {folder.name} (containerised evaluator, compat).",
+        mode="compat",
+        objective="maximise combined_score as computed by the folder's evaluator/evaluate.sh",
+        limits=TaskLimits(**limits),
+        evaluator=f"{BRIDGE_MODULE}.py",
+        initial_program=initial,
+        language=(config.language if config else None) or language_of(suffix) or "python",
+        system_message=_compat_system_message(folder, config, container),
+        file_suffix=config.file_suffix if config else None,
+        image=container.image_name(base),
+        requirements=requirements,
+    )
+
+
+def _compat_system_message(
+    folder: Path, config: FolderConfig | None, container: ContainerFolder | None = None
+) -> str | None:
+    """The folder's system message; SkyDiscover's ``inject_evaluator_context`` puts the
+    evaluator's source (as SkyDiscover reads it) above it."""
+    message = config.system_message if config else None
+    if config is None or not config.evaluator_context:
+        return message
+    if container is not None:
+        source = container.context()
+    else:
+        source = (folder / "evaluator.py").read_text()
+    context = f"# Task Description\n\n{source}"
+    return f"{context}\n\n{message}" if message else context
 
 
 def _compat_cascade(funcs: set[str], config: FolderConfig | None) -> tuple[CascadeStage, ...]:
@@ -335,6 +391,26 @@ def _compat_cascade(funcs: set[str], config: FolderConfig | None) -> tuple[Casca
     return tuple(
         CascadeStage(function=name, threshold=thresholds[i] if i < len(names) - 1 else None)
         for i, name in enumerate(names)
+    )
+
+
+#: OpenEvolve's own dependencies (import name → package), present wherever OpenEvolve runs, so
+#: its example folders import them without listing them (``tqdm`` in its math problems).
+_OPENEVOLVE_DEPENDENCIES = {"tqdm": "tqdm", "yaml": "pyyaml", "dacite": "dacite"}
+
+
+def _openevolve_environment(folder: Path, initial: str, listed: tuple[str, ...]) -> tuple[str, ...]:
+    """The OpenEvolve dependencies an OpenEvolve folder imports and does not list."""
+    from harness.evaluation.preflight import needs_of
+    from harness.sandbox.images import requirement_name
+
+    seed = folder / initial
+    needs = needs_of(folder, folder / "evaluator.py", seed if seed.is_file() else None, "python")
+    names = {requirement_name(r) for r in listed}
+    return tuple(
+        package
+        for module, package in _OPENEVOLVE_DEPENDENCIES.items()
+        if module in needs.modules and package not in names
     )
 
 
@@ -385,6 +461,7 @@ def load_task(name_or_path: str | os.PathLike[str], *, config_file: str | None =
     present), e.g. OpenEvolve's ``config_phase_1.yaml``."""
     folder = _resolve(name_or_path)
     folder_config: FolderConfig | None = None
+    container: ContainerFolder | None = None
     if (folder / "task.yaml").exists():
         if config_file is not None:
             raise TaskError(
@@ -396,12 +473,20 @@ def load_task(name_or_path: str | os.PathLike[str], *, config_file: str | None =
         found = find_folder_config(folder, config_file)
         folder_config = read_folder_config(found) if found is not None else None
         card = _compat_card(folder, folder_config)
+    elif (container := container_folder(folder)) is not None:
+        found = find_folder_config(folder, config_file)
+        folder_config = read_folder_config(found) if found is not None else None
+        card = _container_card(folder, folder_config, container)
     else:
         raise TaskError(
             f"{folder}: not a task folder (needs task.yaml, or evaluator.py for an "
-            "OpenEvolve/SkyDiscover folder)"
+            "OpenEvolve/SkyDiscover folder, or SkyDiscover's evaluator/ with a Dockerfile and "
+            "evaluate.sh)"
         )
-    files = _collect_files(folder, card)
+    if container is not None:
+        files = {card.evaluator: container.bridge(), **container.files()}
+    else:
+        files = _collect_files(folder, card)
     initial_path = folder / card.initial_program
     if initial_path.is_file():
         initial: str | None = initial_path.read_text()

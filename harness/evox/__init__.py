@@ -1,13 +1,14 @@
 """EvoX on the host: LLM-written search strategies that never run here.
 
     verdict = prefilter(code)                              # static gate, no container
-    report = await strategy_tests.validate(code, factory=DockerStrategyFactory(), labels=…)
+    report = await strategy_tests.validate(code, factory=make_factory("docker"), labels=…)
     strategy = RemoteStrategy(sid, code, factory.client(limits), labels=…, seed=…, …)
     await strategy.boot(); await strategy.add(programs); answer = await strategy.sample(4)
     selection = resolve(answer, population=…, known=strategy.known, k=4, labels=…)
 
-Modules: :mod:`.prefilter` (RestrictedPython-based gate), :mod:`.transport` /
-:mod:`.docker_transport` / :mod:`.client` (the RPC to a strategy server), :mod:`.records` (wire
+Modules: :mod:`.prefilter` (RestrictedPython-based gate), :mod:`.transport` / :mod:`.client`
+(the RPC to a strategy server in a sandbox session of :mod:`harness.sandbox.sessions`),
+:mod:`.records` (wire
 records, the answer check), :mod:`.strategies` (seed and remote strategies, call logs),
 :mod:`.chain` (fallback chain), :mod:`.scoring` (J, window, stagnation), :mod:`.descriptor`
 (population-state descriptor), :mod:`.history` (strategy history = the scaffold's Memory),
@@ -21,7 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from harness.sandbox import _runtime  # noqa: F401  (puts galapagos_sandbox on sys.path first)
+import harness.sandbox  # noqa: F401  (puts galapagos_sandbox on sys.path first)
 
 if TYPE_CHECKING:
     from harness.evox.chain import StrategyChain
@@ -34,8 +35,8 @@ if TYPE_CHECKING:
     from harness.evox.records import Answer, Labels, program_record, resolve
     from harness.evox.sandbox import (
         ContainerLimits,
-        DockerStrategyFactory,
         LocalStrategyFactory,
+        SessionStrategyFactory,
         StrategyFactory,
         make_factory,
     )
@@ -60,8 +61,8 @@ _WHERE = {
     "program_record": "records",
     "resolve": "records",
     "ContainerLimits": "sandbox",
-    "DockerStrategyFactory": "sandbox",
     "LocalStrategyFactory": "sandbox",
+    "SessionStrategyFactory": "sandbox",
     "StrategyFactory": "sandbox",
     "make_factory": "sandbox",
     "Stagnation": "scoring",
@@ -76,13 +77,13 @@ _WHERE = {
 __all__ = [
     "Answer",
     "ContainerLimits",
-    "DockerStrategyFactory",
     "Labels",
     "LocalStrategyFactory",
     "PrefilterResult",
     "RemoteStrategy",
     "Rewrite",
     "SeedStrategy",
+    "SessionStrategyFactory",
     "Stagnation",
     "Strategy",
     "StrategyCallError",

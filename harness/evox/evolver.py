@@ -102,7 +102,6 @@ class StrategyEvolver:
         validate: Validator,
         retries: int = 3,
         use_prefilter: bool = True,
-        fault_directive: str = "",
         use_insight: bool = True,
     ) -> None:
         self.factory = factory
@@ -114,7 +113,6 @@ class StrategyEvolver:
         self.validate = validate
         self.retries = retries
         self.use_prefilter = use_prefilter
-        self.fault_directive = fault_directive
         self.use_insight = use_insight
         #: Candidates generated so far (names them: s1, s2, …); checkpointed by the scaffold.
         self.generated = 0
@@ -169,7 +167,6 @@ class StrategyEvolver:
                 window=job.window,
                 population=insight.population,
                 failures=failures,
-                fault_directive=self.fault_directive,
                 problem_summary=insight.problem,
                 outcomes=insight.outcomes,
                 population_is_insight="population" in insight.generated,

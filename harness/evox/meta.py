@@ -3,8 +3,9 @@
 The prompt is our own wording of the reference's (§2.6.2, §2.6.8): the contract a strategy
 module must meet, the scoring objective, the problem, the search window, the population-state
 descriptor, other strategies with their J, failed attempts of this rewrite, and — last, in the
-last fenced block, where the offline model looks — the strategy to rewrite.  Its heading
-:data:`MARKER` is what the offline model's strategy responder detects.
+last fenced block, where the offline model looks — the strategy to rewrite.  The call's
+purpose (``strategy``), not this text, is what routes it to the offline model's strategy
+responder.
 """
 
 from __future__ import annotations
@@ -91,7 +92,6 @@ def build_prompt(
     window: str,
     population: str,
     failures: Sequence[str] = (),
-    fault_directive: str = "",
     problem_summary: str = "",
     outcomes: Mapping[str, str] | None = None,
     population_is_insight: bool = False,
@@ -128,8 +128,6 @@ def build_prompt(
         "this population state. Keep it simple. Answer with the complete module in one "
         "```python fenced block.",
     ]
-    if fault_directive:
-        parts.append(fault_directive)
     parts += [
         "",
         f"# Current strategy {parent.id}: {_score(parent)}",

@@ -1,9 +1,11 @@
-"""Where strategy servers run: one factory per sandbox kind, with the limits from the config.
+"""Where strategy servers run: a factory of strategy clients over a sandbox session backend.
 
-``docker`` (default): a long-lived hardened container per strategy (see
-:mod:`harness.evox.docker_transport`).  ``local``: a host subprocess — UNSAFE for LLM-written
-code, only for machines without Docker (it follows the run's ``evaluator.sandbox`` choice, which
-must be opted into explicitly) and for tests of trusted fixtures.
+A run's factory is built from the :class:`~harness.sandbox.sessions.SessionBackend` its
+Runtime serves (``BuildEnv.strategy_sessions``): hardened containers under the Runtime's
+container cap, canaries and orphan reaping, or, when the run explicitly chose
+``evaluator.sandbox: local``, host subprocesses (UNSAFE for LLM-written code).  EvoX never picks
+the sandbox itself.  :func:`make_factory` makes one outside any run (``galapagos strategy
+validate``, tests).
 """
 
 from __future__ import annotations
@@ -12,20 +14,15 @@ import logging
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-import docker
-
 from harness.evox.client import StrategyClient
-from harness.evox.docker_transport import DockerTransport, docker_client
-from harness.evox.transport import SubprocessTransport, Transport
-from harness.sandbox import images
-from harness.sandbox.docker_backend import ENGINE_WAIT_S
-from harness.sandbox.engine import wait_for_engine
+from harness.evox.transport import SessionTransport
 from harness.sandbox.protocol import Limits
+from harness.sandbox.sessions import LocalSessions, SessionBackend, SessionSpec, make_sessions
 
 __all__ = [
     "ContainerLimits",
-    "DockerStrategyFactory",
     "LocalStrategyFactory",
+    "SessionStrategyFactory",
     "StrategyFactory",
     "make_factory",
 ]
@@ -69,81 +66,41 @@ class StrategyFactory(Protocol):
     def close(self) -> None: ...
 
 
-class DockerStrategyFactory:
-    kind = "docker"
+class SessionStrategyFactory:
+    """Strategy clients whose servers run in sessions of ``sessions``."""
 
     def __init__(
         self,
+        sessions: SessionBackend,
         *,
         image: str = "python-eval",
         run_id: str | None = None,
-        client: docker.DockerClient | None = None,
-        runtime: str | None = None,
-        engine_wait_s: float = ENGINE_WAIT_S,
     ) -> None:
-        self._docker = client
-        self.engine_wait_s = engine_wait_s
-        self.image_name = image
+        self.sessions = sessions
+        self.kind = sessions.kind
+        self.image = image
         self.run_id = run_id
-        self.runtime = runtime
-        self._tag: str | None = None
-
-    @property
-    def docker(self) -> docker.DockerClient:
-        if self._docker is None:
-            self._docker = docker_client()
-        return self._docker
-
-    def image(self) -> str:
-        if self._tag is None:
-            self._tag = images.image_tag(self.image_name)
-        return self._tag
-
-    def transport(self, limits: ContainerLimits) -> Transport:
-        return DockerTransport(
-            self.docker,
-            image=self.image(),
-            limits=limits.sandbox_limits(),
-            run_id=self.run_id,
-            runtime=self.runtime,
-        )
 
     def client(self, limits: ContainerLimits) -> StrategyClient:
+        spec = SessionSpec(limits=limits.sandbox_limits(), image=self.image, run_id=self.run_id)
         return StrategyClient(
-            self.transport(limits), deadline_s=limits.call_s, start_s=limits.bulk_s
+            SessionTransport(self.sessions, spec), deadline_s=limits.call_s, start_s=limits.bulk_s
         )
 
     def recover(self, why: str) -> None:
-        wait_for_engine(self.docker, self.engine_wait_s, why=why)
-        self._tag = None  # the image is looked up (and rebuilt if lost) again
+        self.sessions.recover(why)
 
     def close(self) -> None:
-        """Release the engine connection (a later ``client()`` reconnects)."""
-        if self._docker is not None:
-            self._docker.close()
-            self._docker = None
+        """Release what the factory holds (its Runtime keeps a shared backend open)."""
+        self.sessions.close()
 
 
-class LocalStrategyFactory:
+class LocalStrategyFactory(SessionStrategyFactory):
     """UNSAFE: strategies run as host subprocesses (rlimits only)."""
-
-    kind = "local"
 
     def __init__(self) -> None:
         log.warning("EvoX strategies run as local subprocesses: UNSAFE for LLM-written code")
-
-    def client(self, limits: ContainerLimits) -> StrategyClient:
-        return StrategyClient(
-            SubprocessTransport(memory_mb=limits.memory_mb),
-            deadline_s=limits.call_s,
-            start_s=limits.bulk_s,
-        )
-
-    def recover(self, why: str) -> None:
-        return None  # a local subprocess has no engine to wait for
-
-    def close(self) -> None:
-        return None
+        super().__init__(LocalSessions())
 
 
 def make_factory(
@@ -151,8 +108,11 @@ def make_factory(
     *,
     image: str = "python-eval",
     run_id: str | None = None,
-    engine_wait_s: float = ENGINE_WAIT_S,
+    engine_wait_s: float | None = None,
 ) -> StrategyFactory:
+    """A factory outside any run (its own session backend, closed by ``close()``)."""
     if sandbox == "local":
         return LocalStrategyFactory()
-    return DockerStrategyFactory(image=image, run_id=run_id, engine_wait_s=engine_wait_s)
+    return SessionStrategyFactory(
+        make_sessions("docker", engine_wait_s=engine_wait_s), image=image, run_id=run_id
+    )

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from harness.sandbox import _runtime
+from harness.sandbox.sessions import server_source
 
 __all__ = ["seed_source"]
 
 
 def seed_source() -> str:
     """The source of the trusted seed strategy, as the meta-LLM is shown it."""
-    return (_runtime.RUNTIME_DIR / "galapagos_strategy" / "seed_strategy.py").read_text()
+    return server_source("galapagos_strategy/seed_strategy.py")

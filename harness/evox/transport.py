@@ -1,49 +1,41 @@
-"""How the host reaches a strategy server: the :class:`Transport` seam and the local transports.
+"""How the host reaches a strategy server: the :class:`Transport` seam and its one implementation.
 
 A transport carries one request frame and brings back one response frame under a deadline.
 Anything that is not a well-formed response in time (the server died, hung, ran out of memory,
 sent garbage) becomes :class:`~harness.core.errors.StrategyError` with a ``kind`` and leaves
-the transport dead; the caller never sees docker-py or OS errors.
+the transport dead; the caller never sees engine or OS errors.
 
-- :class:`SubprocessTransport` — the server as a local process (``--sandbox local``): UNSAFE
-  for untrusted strategies (no isolation beyond rlimits), used when Docker is unavailable and
-  by fast unit tests of trusted/fixture strategies.
-- ``DockerTransport`` (:mod:`harness.evox.docker_transport`) — the real boundary.
+:class:`SessionTransport` speaks to a server in a sandbox *session*
+(:mod:`harness.sandbox.sessions`): a hardened container of the run's Runtime (the real
+boundary), or, with ``--sandbox local``, an UNSAFE host subprocess.  EvoX never picks or
+touches the sandbox itself: it gets a :class:`~harness.sandbox.sessions.SessionBackend`.
 
 Blocking channel I/O runs on one private thread per transport, so calls stay ordered.  Two
 things happen beside that thread, from the judge's side: :attr:`Transport.meter` reads what the
 server costs from the kernel (see :mod:`harness.sandbox.usage`), and :meth:`Transport.kill`
 stops the server at once — the call waiting on the private thread then fails with the reason
-the judge gave, not as a crash.
+the judge gave, not as a crash.  A call (and the start) holds a slot of the Runtime's
+container cap while it runs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import resource
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
-from galapagos_sandbox.wire import WireError, encode_frame, read_frame, write_all
+from galapagos_sandbox.wire import WireError, encode_frame
 
-from harness.core.errors import StrategyError
-from harness.sandbox import _runtime
-from harness.sandbox.hardening import minimal_env
-from harness.sandbox.usage import Meter, ProcMeter
+from harness.core.errors import InfrastructureFault, SandboxError, StrategyError
+from harness.sandbox.sessions import Session, SessionBackend, SessionSpec
+from harness.sandbox.usage import Meter
 
-__all__ = ["Transport", "ThreadedTransport", "SubprocessTransport", "MAX_RESPONSE"]
+__all__ = ["MAX_RESPONSE", "SessionTransport", "ThreadedTransport", "Transport"]
 
 #: Largest response frame accepted from a strategy server.
 MAX_RESPONSE = 4 << 20
-STDERR_KEEP = 4000
 T = TypeVar("T")
 
 
@@ -158,92 +150,70 @@ class ThreadedTransport:
         raise NotImplementedError
 
 
-def _limit_memory(memory_mb: int) -> Callable[[], None]:
-    def preexec() -> None:
-        limit = memory_mb << 20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+class SessionTransport(ThreadedTransport):
+    """A strategy server in a sandbox session (see the module docstring)."""
 
-    return preexec
-
-
-class SubprocessTransport(ThreadedTransport):
-    """The strategy server as a local subprocess.  UNSAFE: no isolation from this machine."""
-
-    name = "local"
-
-    def __init__(self, *, memory_mb: int = 1024, python: str | None = None) -> None:
+    def __init__(self, sessions: SessionBackend, spec: SessionSpec) -> None:
+        self.name = sessions.kind
         super().__init__()
-        self.memory_mb = memory_mb
-        self.python = python or sys.executable
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._stderr = tempfile.TemporaryFile()
+        self.sessions = sessions
+        self.spec = spec
+        self.session: Session | None = None
+
+    @property
+    def shipped(self) -> bool:
+        """Whether the host sent the server code (the image's copy differed)."""
+        return self.session is not None and self.session.shipped
+
+    async def start(self, deadline_s: float) -> None:
+        async with self.sessions.slot():
+            await super().start(deadline_s)
+
+    async def call(self, request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
+        async with self.sessions.slot():
+            return await super().call(request, deadline_s)
 
     def _start_sync(self, deadline: float) -> None:
-        path = f"{_runtime.RUNTIME_DIR}{os.pathsep}{_runtime.COMPAT_DIR}"
-        env = minimal_env(pythonpath=path, home=tempfile.gettempdir()) | {"PYTHONHASHSEED": "0"}
-        self.proc = subprocess.Popen(  # noqa: S603 - our own server, fixed argv
-            [self.python, "-P", "-s", "-m", "galapagos_strategy.server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env=env,
-            start_new_session=True,
-            preexec_fn=_limit_memory(self.memory_mb),
-        )
-        assert self.proc.stdin is not None
-        os.set_blocking(self.proc.stdin.fileno(), False)
-        self.meter = ProcMeter(self.proc.pid, memory_limit=self.memory_mb << 20)
+        self.session = session = self.sessions.open(self.spec)
         try:
-            ready = self._read(deadline)
-        except (TimeoutError, WireError) as exc:
-            self._kill_sync()
-            raise StrategyError(f"the strategy server did not start: {exc}", kind="crash") from exc
-        if ready is None or ready.get("kind") != "ready":
-            raise self._die(self._death_sync())
-
-    def _read(self, deadline: float) -> dict[str, Any] | None:
-        assert self.proc is not None and self.proc.stdout is not None
-        frame = read_frame(self.proc.stdout.fileno(), max_frame=MAX_RESPONSE, deadline=deadline)
-        return None if frame is None else frame[0]
+            booted = session.boot(deadline)
+            self.meter = session.meter
+            ready = session.recv(deadline) if booted else None
+            if ready is None or ready.get("kind") != "ready":
+                raise self._die(self._death_sync())
+        except BaseException as exc:
+            session.close()
+            if isinstance(exc, StrategyError | SandboxError):  # InfrastructureFault included
+                raise
+            if isinstance(exc, TimeoutError | WireError | OSError):
+                raise StrategyError(
+                    f"the strategy sandbox did not start: {exc}", kind="crash"
+                ) from exc
+            raise
 
     def _call_sync(self, request: dict[str, Any], deadline: float) -> dict[str, Any] | None:
-        assert self.proc is not None and self.proc.stdin is not None
+        assert self.session is not None
+        self.session.reset_output_budget()  # before sending: the answer may arrive at once
         try:
-            write_all(self.proc.stdin.fileno(), encode_frame(request), deadline)
+            self.session.send(encode_frame(request), deadline)
         except BrokenPipeError:
             return None
-        return self._read(deadline)
-
-    def _stderr_tail(self) -> str:
-        with contextlib.suppress(OSError):
-            size = self._stderr.seek(0, os.SEEK_END)
-            self._stderr.seek(max(0, size - STDERR_KEEP))
-            return self._stderr.read().decode("utf-8", "replace")
-        return ""
+        return self.session.recv(deadline)
 
     def _death_sync(self) -> StrategyError:
-        code = None
-        if self.proc is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                code = self.proc.wait(timeout=5.0)
-        tail = self._stderr_tail()
-        kind = "oom" if "MemoryError" in tail else "crash"
-        return StrategyError(f"the strategy server exited (code {code}): {tail[-500:]}", kind=kind)
+        if self.session is None:
+            raise InfrastructureFault("the strategy sandbox never started")
+        ended = self.session.exit(10.0)  # InfrastructureFault when stopped from outside
+        if ended.oom:
+            return StrategyError("the strategy sandbox exceeded its memory limit", kind="oom")
+        return StrategyError(
+            f"the strategy server exited (code {ended.code}): {ended.stderr_tail}", kind="crash"
+        )
 
     def _kill_sync(self) -> None:
-        if self.proc is None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5.0)
+        if self.session is not None:
+            self.session.kill()
 
     def _close_sync(self) -> None:
-        self._kill_sync()
-        if self.proc is not None:
-            for stream in (self.proc.stdin, self.proc.stdout):
-                if stream is not None:
-                    with contextlib.suppress(OSError):
-                        stream.close()
-        self._stderr.close()
+        if self.session is not None:
+            self.session.close()

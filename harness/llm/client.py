@@ -24,7 +24,7 @@ from harness.core.errors import LLMError, LLMUnavailable
 from harness.core.records import LLMCall, Prompt
 from harness.core.rng import rng_from_state, rng_state
 from harness.llm._errors import Endpoint, classify
-from harness.llm.config import GUIDE_PURPOSES, ModelConfig, ResolvedLLM
+from harness.llm.config import GUIDE_PURPOSES, PURPOSE_HEADER, ModelConfig, ResolvedLLM
 from harness.llm.usage import UsageMeter, estimate_tokens
 
 if TYPE_CHECKING:
@@ -103,8 +103,13 @@ class LLMClient:
         s = self.settings
         return Endpoint(self.base_url, model, s.api_key_env, s.api_key, s.timeout_s)
 
-    def _request(self, model: ModelConfig, prompt: Prompt, seed: int) -> dict[str, Any]:
+    def _request(
+        self, model: ModelConfig, prompt: Prompt, seed: int, purpose: str
+    ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": model.name, "messages": prompt.messages()}
+        # The purpose travels as request metadata (the offline model answers by it), never as
+        # prompt text: what a scaffold writes is what a real model reads.
+        kwargs["extra_headers"] = {PURPOSE_HEADER: purpose}
         if self.settings.send_seed or self._offline:  # offline answers need it
             kwargs["seed"] = seed
         for name in ("temperature", "top_p", "max_tokens"):
@@ -130,7 +135,7 @@ class LLMClient:
         model = choose_model(pool, self._rng)
         if seed is None:
             seed = self._rng.getrandbits(31)
-        kwargs = self._request(model, prompt, seed)
+        kwargs = self._request(model, prompt, seed, purpose)
         for attempt in range(self.settings.retries + 1):
             started = time.monotonic()
             try:

@@ -33,6 +33,7 @@ __all__ = [
     "LLMConfig",
     "ModelConfig",
     "OfflineConfig",
+    "PURPOSE_HEADER",
     "ResolvedLLM",
     "resolve_llm_config",
 ]
@@ -55,6 +56,10 @@ _PASSTHROUGH = (
 )
 #: Call purposes that use ``llm.guide_models`` when some are configured.
 GUIDE_PURPOSES = frozenset({"guide", "paradigm"})
+#: The request header carrying a call's purpose (request metadata, never prompt text): the
+#: offline model answers by it.  A header, not a body field: endpoints ignore headers they do
+#: not know, while some (OpenAI) refuse unknown body fields.
+PURPOSE_HEADER = "X-Galapagos-Purpose"
 
 
 @dataclass(frozen=True)

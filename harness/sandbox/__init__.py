@@ -9,6 +9,8 @@ Public surface (heavy modules load on first use):
   hardening and attach-socket framing (EvoX strategy containers use them too)
 - :func:`build_images`, :func:`image_tag` — content-addressed image recipes
 - :func:`reap_orphans`, :func:`owner_id` — labels and orphan reaping
+- :class:`SessionBackend`, :class:`SessionSpec`, :func:`make_sessions` — long-lived servers
+  (EvoX strategies) in their own sandboxes, served by the Runtime like evaluations
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ __all__ = [
     "Limits",
     "LocalBackend",
     "SandboxBackend",
+    "SessionBackend",
+    "SessionSpec",
     "WarmPool",
     "build_images",
     "create_hardened_container",
     "image_tag",
     "make_backend",
+    "make_sessions",
     "owner_id",
     "reap_orphans",
 ]
@@ -49,6 +54,9 @@ _LAZY = {
     "image_tag": "harness.sandbox.images",
     "owner_id": "harness.sandbox.ownership",
     "reap_orphans": "harness.sandbox.ownership",
+    "SessionBackend": "harness.sandbox.sessions",
+    "SessionSpec": "harness.sandbox.sessions",
+    "make_sessions": "harness.sandbox.sessions",
 }
 
 

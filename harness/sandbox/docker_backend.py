@@ -401,7 +401,9 @@ class DockerBackend:
                             f"sandbox image {tag} is not built; run `galapagos sandbox build`"
                         )
                     log.info("building sandbox image %s (first use)", tag)
-                    images.build_images([name], client=self.client, progress=log.info)
+                    images.build_images(
+                        [name], client=self.client, progress=log.info, on_demand=False
+                    )
                 self._tags[name] = tag
             return self._tags[name]
 

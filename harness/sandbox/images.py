@@ -27,6 +27,7 @@ import yaml
 
 from harness.core.errors import ConfigError, SandboxError, SandboxUnavailable
 from harness.sandbox._runtime import IMAGES_DIR, RUNTIME_DIR
+from harness.sandbox.folder_images import FOLDER_MARK, FolderImage, translate
 
 __all__ = [
     "ImageRecipe",
@@ -59,22 +60,30 @@ class ImageRecipe:
     pip: tuple[str, ...] = ()
     runtime: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    #: A task folder's Dockerfile, translated (:mod:`harness.sandbox.folder_images`).
+    folder: FolderImage | None = None
+    #: Built only when named (``galapagos sandbox build NAME``) or first used, never by a plain
+    #: ``galapagos sandbox build`` (toolchain images take minutes).
+    on_demand: bool = False
 
     def entry(self) -> dict[str, Any]:
-        return {
+        entry = {
             "from": self.parent,
             "debootstrap": self.debootstrap,
             "pip": list(self.pip),
             "runtime": self.runtime,
             "env": self.env,
         }
+        if self.folder is not None:
+            entry["folder"] = self.folder.digest()
+        return entry
 
 
 def load_recipes(path: Path | None = None) -> dict[str, ImageRecipe]:
     path = path or IMAGES_DIR / "images.yaml"
     raw = yaml.safe_load(path.read_text()) or {}
     recipes: dict[str, ImageRecipe] = {}
-    allowed = {"from", "debootstrap", "pip", "runtime", "env"}
+    allowed = {"from", "debootstrap", "pip", "runtime", "env", "on_demand"}
     for name, spec in raw.items():
         unknown = set(spec) - allowed
         if unknown:
@@ -91,6 +100,7 @@ def load_recipes(path: Path | None = None) -> dict[str, ImageRecipe]:
             pip=tuple(spec.get("pip") or ()),
             runtime=bool(spec.get("runtime")),
             env={str(k): str(v) for k, v in (spec.get("env") or {}).items()},
+            on_demand=bool(spec.get("on_demand")),
         )
     for recipe in recipes.values():
         if recipe.parent and recipe.parent not in recipes:
@@ -139,6 +149,9 @@ def with_derived(names: Iterable[str], recipes: dict[str, ImageRecipe]) -> dict[
     :func:`derived_name`): a pip layer over its base, tagged ``<base>-req-<hash>``."""
     out = dict(recipes)
     for name in names:
+        if FOLDER_MARK in name and name not in out:
+            out = _with_folder(name, out)
+            continue
         if DERIVED not in name or name in out:
             continue
         base, *extra = name.split(DERIVED)
@@ -153,6 +166,21 @@ def with_derived(names: Iterable[str], recipes: dict[str, ImageRecipe]) -> dict[
     return out
 
 
+def _with_folder(name: str, recipes: dict[str, ImageRecipe]) -> dict[str, ImageRecipe]:
+    """``recipes`` plus the recipe of a folder image ``<base>@<folder>`` (a layer over
+    ``<base>``, itself maybe derived, that carries the folder's translated Dockerfile)."""
+    base, _, folder = name.partition(FOLDER_MARK)
+    out = with_derived([base], recipes)
+    if base not in out:
+        raise ConfigError(f"unknown sandbox image {base!r} (in {name!r})")
+    translated = translate(Path(folder))
+    label = out[base].name
+    out[name] = ImageRecipe(
+        name=f"{label}-folder-{translated.digest()[:10]}", parent=base, folder=translated
+    )
+    return out
+
+
 def image_packages(name: str, recipes: dict[str, ImageRecipe] | None = None) -> set[str]:
     """Normalised names of the pip packages in image ``name`` and its parents."""
     recipes = recipes if recipes is not None else load_recipes()
@@ -160,6 +188,10 @@ def image_packages(name: str, recipes: dict[str, ImageRecipe] | None = None) -> 
     current = recipes.get(name)
     while current is not None:
         names |= {requirement_name(r) for r in current.pip}
+        debian = (current.debootstrap or {}).get("include", [])
+        names |= {
+            requirement_name(p[len("python3-") :]) for p in debian if p.startswith("python3-")
+        }
         current = recipes.get(current.parent) if current.parent else None
     return names
 
@@ -303,6 +335,8 @@ def _dockerfile(recipe: ImageRecipe, parent_tag: str, tag: str, recipes: dict) -
             f"COPY runtime/compat {COMPAT}",
             "RUN " + compile_cmd.format(f'"{RUNTIME}", "{COMPAT}"'),
         ]
+    if recipe.folder is not None:
+        lines += recipe.folder.steps()
     path = [RUNTIME] if _has(recipe, recipes, "runtime") else []
     path += [SITE] if _has(recipe, recipes, "pip") else []
     env = {**recipe.env, **({"PYTHONPATH": ":".join(path)} if path else {})}
@@ -340,6 +374,10 @@ def _build_layer(
                 context / "runtime",
                 ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
             )
+        if recipe.folder is not None:
+            (context / "files").mkdir()
+            for n, (source, _) in enumerate(recipe.folder.copies):
+                shutil.copyfile(source, context / "files" / str(n))
         parent_tag = image_tag(recipe.parent, recipes)
         (context / "Dockerfile").write_text(_dockerfile(recipe, parent_tag, tag, recipes))
         progress(f"{recipe.name}: docker build {tag}")
@@ -357,22 +395,39 @@ def build_images(
     client: docker.DockerClient | None = None,
     force: bool = False,
     progress: Progress = lambda _msg: None,
+    on_demand: bool = True,
 ) -> dict[str, str]:
-    """Build the named images (default: all) and their parents; returns name → tag.
+    """Build the named images (default: all but the on-demand ones) and their parents; returns
+    name → tag.
 
-    Idempotent: an image whose tag exists is skipped unless ``force``.
+    Idempotent: an image whose tag exists is skipped unless ``force``.  ``on_demand=False`` (a
+    backend building what a job needs on first use) refuses to build an on-demand image (a
+    toolchain image takes minutes): the error says which command builds it.
     """
     wanted = list(names) if names is not None else None
     recipes = with_derived(wanted or [], load_recipes())
+    if not wanted:  # everything but the images built on demand (and their own parents)
+        wanted = [
+            n for n, r in recipes.items() if not r.on_demand and not _only_for_demand(n, recipes)
+        ]
     client = client or docker.from_env(timeout=600)
     tags: dict[str, str] = {}
     try:
-        for name in _chain(wanted or recipes, recipes):
+        chain = _chain(wanted or recipes, recipes)
+        if not on_demand:  # before building anything (a toolchain's base takes minutes too)
+            for name in chain:
+                if recipes[name].on_demand and not image_present(client, image_tag(name, recipes)):
+                    raise SandboxUnavailable(
+                        f"sandbox image {name} is built on demand only (it takes minutes): run "
+                        f"`galapagos sandbox build {name}`, then run again"
+                    )
+        for name in chain:
             recipe, tag = recipes[name], image_tag(name, recipes)
             tags[name] = tag
             if not force and image_present(client, tag):
                 progress(f"{name}: {tag} is up to date")
                 continue
+
             if recipe.debootstrap:
                 _build_debootstrap(client, recipe, tag, progress)
             else:
@@ -381,6 +436,14 @@ def build_images(
     except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
         raise SandboxError(f"image build failed: {exc}") from exc
     return tags
+
+
+def _only_for_demand(name: str, recipes: dict[str, ImageRecipe]) -> bool:
+    """Whether ``name`` is a parent of on-demand images only (``r-base`` of ``r-eval``)."""
+    children = [r for r in recipes.values() if r.parent == name]
+    return bool(children) and all(
+        r.on_demand or _only_for_demand(n, recipes) for n, r in recipes.items() if r.parent == name
+    )
 
 
 def stale_images(client: docker.DockerClient) -> list[str]:

@@ -1,16 +1,20 @@
-"""The hub's own tables in the run store file: API tokens (hashed) and the run queue.
+"""The hub's own tables in the run store file: API tokens and login sessions (hashed) and the
+run queue.
 
-They live beside the run store's tables (one file to back up) under their own version key, so
-the store's migrations and the hub's never collide.  Connections are short-lived and per
-call: the CLI (``galapagos token``) and a running hub may use the file at the same time.
+They live beside the run store's tables (one file to back up) under their own version key
+(``service_schema_version`` in ``service_meta``), so the store's migrations and the hub's never
+collide.  Connections are short-lived and per call: the CLI (``galapagos token``) and a running
+hub may use the file at the same time.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import queue
 import secrets
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -20,9 +24,14 @@ from typing import Any
 
 from harness.core.errors import ConfigError, StoreError
 
-__all__ = ["QueueItem", "ServiceDB", "TokenInfo"]
+__all__ = ["SCOPES", "QueueItem", "ServiceDB", "Session", "TokenInfo"]
 
-_SCHEMA = (
+#: What a token may do, each level including the ones before it: ``read`` (the pages and read
+#: API of a private hub), ``launch`` (launch runs; cancel and resume its own), ``admin`` (cancel
+#: and resume any run, the CLI's too).
+SCOPES = ("read", "launch", "admin")
+
+_MIGRATIONS = (
     """
     CREATE TABLE IF NOT EXISTS service_tokens (
         id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, digest TEXT NOT NULL,
@@ -33,11 +42,24 @@ _SCHEMA = (
         enqueued_at REAL NOT NULL, started_at REAL, finished_at REAL, error TEXT DEFAULT ''
     );
     """,
+    # v2: scopes and expiry of tokens (tokens made before could do everything: admin), who
+    # queued a run (its quota, and who may cancel it), and server-side login sessions.
+    """
+    ALTER TABLE service_tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'admin';
+    ALTER TABLE service_tokens ADD COLUMN expires_at REAL;
+    ALTER TABLE service_queue ADD COLUMN token_id TEXT DEFAULT '';
+    CREATE INDEX IF NOT EXISTS service_queue_by_token ON service_queue (token_id, state);
+    CREATE TABLE IF NOT EXISTS service_sessions (
+        digest TEXT PRIMARY KEY, token_id TEXT NOT NULL, created_at REAL NOT NULL,
+        last_seen_at REAL NOT NULL, expires_at REAL NOT NULL, revoked_at REAL
+    );
+    """,
 )
 #: A token is ``gal_<id>_<secret>``: the id finds the row, the secret's SHA-256 is compared.
 #: The secret is 32 random bytes, so a fast hash is enough (nothing to brute-force).
 _PREFIX = "gal_"
-#: Seconds between updates of a token's ``last_used_at`` (each is a write to the store).
+#: Seconds between updates of a token's ``last_used_at`` or a session's ``last_seen_at`` (each
+#: is a write to the store).
 _TOUCH_S = 60.0
 
 
@@ -48,10 +70,28 @@ class TokenInfo:
     created_at: float
     last_used_at: float | None
     revoked_at: float | None
+    scope: str = "admin"
+    expires_at: float | None = None
 
     @property
     def active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and not self.expired
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at is not None and time.time() >= self.expires_at
+
+    def allows(self, scope: str) -> bool:
+        """Whether this token's scope includes ``scope``."""
+        return SCOPES.index(self.scope) >= SCOPES.index(scope)
+
+
+@dataclass(frozen=True)
+class Session:
+    """A browser's login: the cookie holds a random id; the store keeps its hash."""
+
+    token: TokenInfo
+    expires_at: float
 
 
 @dataclass(frozen=True)
@@ -62,49 +102,133 @@ class QueueItem:
     #: Resume options (``iterations``, ``max_total_tokens``, ``max_cost``).
     options: Mapping[str, Any]
     enqueued_at: float
+    #: The token that queued it ('' for runs queued before tokens were recorded).
+    token_id: str = ""
 
 
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-class ServiceDB:
-    """Tokens and queue rows in ``path`` (the run store file)."""
+_TOKEN_COLUMNS = "id, name, created_at, last_used_at, revoked_at, scope, expires_at"
 
-    def __init__(self, path: Path) -> None:
+
+class ServiceDB:
+    """Tokens, sessions and queue rows in ``path`` (the run store file), on up to
+    ``connections`` kept connections (a server's threads share them)."""
+
+    def __init__(self, path: Path, *, connections: int = 1) -> None:
         self.path = path
+        self._size = max(1, connections)
+        self._idle: queue.Queue[sqlite3.Connection] = queue.Queue()
+        self._made = 0
+        self._lock = threading.Lock()
         with self._conn() as conn:
-            for statement in _SCHEMA[0].split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS service_meta (key TEXT PRIMARY KEY, value TEXT)"
+            )
+            row = conn.execute(
+                "SELECT value FROM service_meta WHERE key = 'service_schema_version'"
+            ).fetchone()
+            version = int(row[0]) if row else 0
+            if version == 0 and _has_table(conn, "service_tokens"):
+                version = 1  # a store from before the version key: the first layout
+            for migration in _MIGRATIONS[version:]:
+                for statement in migration.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+            conn.execute(
+                "INSERT OR REPLACE INTO service_meta VALUES ('service_schema_version', ?)",
+                (str(len(_MIGRATIONS)),),
+            )
 
     @contextmanager
     def _conn(self, write: bool = True) -> Iterator[sqlite3.Connection]:
-        """A short transaction: ``write=False`` takes no write lock (WAL readers never wait
-        for, nor hold up, the run writer)."""
-        try:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open run store {self.path}: {exc}") from exc
+        """A short transaction on one of a few kept connections: ``write=False`` takes no
+        write lock (WAL readers never wait for, nor hold up, the run writer).
+
+        Connections are kept, not opened per call: SQLite cannot close the file of a
+        connection while another connection of the process holds a lock on it, so opening and
+        closing one per call under load piles up open files."""
+        conn = self._acquire()
+        kept: sqlite3.Connection | None = conn
         try:
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            yield conn
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
+            conn.close()
+            kept = None
             raise StoreError(f"run store {self.path}: {exc}") from exc
         finally:
+            self._release(kept)
+
+    def _acquire(self) -> sqlite3.Connection:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            if self._made < self._size:
+                self._made += 1
+                try:
+                    return sqlite3.connect(
+                        self.path, timeout=30, isolation_level=None, check_same_thread=False
+                    )
+                except sqlite3.Error as exc:
+                    self._made -= 1
+                    raise StoreError(f"cannot open run store {self.path}: {exc}") from exc
+        try:
+            return self._idle.get(timeout=60)
+        except queue.Empty as exc:
+            raise StoreError(f"run store {self.path}: no connection free for 60 s") from exc
+
+    def _release(self, conn: sqlite3.Connection | None) -> None:
+        if conn is None:
+            with self._lock:
+                self._made -= 1
+            return
+        self._idle.put(conn)
+
+    def warm(self) -> None:
+        """Open every connection now (a server's open files then stay what they are)."""
+        taken = [self._acquire() for _ in range(self._size - self._idle.qsize())]
+        for conn in taken:
+            self._release(conn)
+
+    def close(self) -> None:
+        """Close the kept connections (a later call opens new ones)."""
+        while True:
+            try:
+                conn = self._idle.get_nowait()
+            except queue.Empty:
+                return
             conn.close()
+            with self._lock:
+                self._made -= 1
 
     # -- tokens -----------------------------------------------------------------------------
-    def create_token(self, name: str) -> str:
+    def create_token(
+        self, name: str, *, scope: str = "launch", expires_in_s: float | None = None
+    ) -> str:
         """A new token named ``name``; the clear text is returned once and never stored."""
         name = name.strip()
         if not name or len(name) > 64 or not name.replace("-", "").replace("_", "").isalnum():
             raise ConfigError(
                 f"token name {name!r}: use 1-64 letters, digits, '-' or '_' (e.g. laptop)"
             )
+        if scope not in SCOPES:
+            raise ConfigError(f"token scope {scope!r}: give one of {', '.join(SCOPES)}")
+        if expires_in_s is not None and not expires_in_s > 0:
+            raise ConfigError(f"token expiry {expires_in_s}: give a duration above 0")
         token_id = secrets.token_hex(4)
         secret = secrets.token_urlsafe(32)
+        now = time.time()
+        expires = now + expires_in_s if expires_in_s is not None else None
         with self._conn() as conn:
             taken = conn.execute("SELECT 1 FROM service_tokens WHERE name = ?", (name,)).fetchone()
             if taken:
@@ -113,16 +237,16 @@ class ServiceDB:
                     f"(galapagos token revoke {name}) or choose another name"
                 )
             conn.execute(
-                "INSERT INTO service_tokens VALUES (?, ?, ?, ?, NULL, NULL)",
-                (token_id, name, _digest(secret), time.time()),
+                "INSERT INTO service_tokens (id, name, digest, created_at, scope, expires_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (token_id, name, _digest(secret), now, scope, expires),
             )
         return f"{_PREFIX}{token_id}_{secret}"
 
     def tokens(self) -> list[TokenInfo]:
         with self._conn(write=False) as conn:
             rows = conn.execute(
-                "SELECT id, name, created_at, last_used_at, revoked_at FROM service_tokens "
-                "ORDER BY created_at"
+                f"SELECT {_TOKEN_COLUMNS} FROM service_tokens ORDER BY created_at"
             ).fetchall()
         return [TokenInfo(*row) for row in rows]
 
@@ -130,6 +254,8 @@ class ServiceDB:
         return sum(1 for t in self.tokens() if t.active)
 
     def revoke_token(self, name_or_id: str) -> TokenInfo:
+        """Revoke a token and end every login session made with it."""
+        now = time.time()
         with self._conn() as conn:
             row = conn.execute(
                 "SELECT id FROM service_tokens WHERE (name = ? OR id = ?) AND revoked_at IS NULL",
@@ -137,27 +263,28 @@ class ServiceDB:
             ).fetchone()
             if row is None:
                 raise ConfigError(f"no active token {name_or_id!r}; see galapagos token list")
+            conn.execute("UPDATE service_tokens SET revoked_at = ? WHERE id = ?", (now, row[0]))
             conn.execute(
-                "UPDATE service_tokens SET revoked_at = ? WHERE id = ?", (time.time(), row[0])
+                "UPDATE service_sessions SET revoked_at = ? "
+                "WHERE token_id = ? AND revoked_at IS NULL",
+                (now, row[0]),
             )
         return next(t for t in self.tokens() if t.id == row[0])
 
     def check_token(self, token: str) -> TokenInfo | None:
         """The active token ``token`` is, else ``None`` (constant-time secret comparison)."""
-        if not token.startswith(_PREFIX) or len(token) > 200:
+        if not token.startswith(_PREFIX) or len(token) > 200 or not token.isascii():
             return None
         token_id, sep, secret = token[len(_PREFIX) :].partition("_")
         if not sep:
             return None
         with self._conn(write=False) as conn:
             row = conn.execute(
-                "SELECT id, name, created_at, last_used_at, revoked_at, digest "
-                "FROM service_tokens WHERE id = ?",
-                (token_id,),
+                f"SELECT {_TOKEN_COLUMNS}, digest FROM service_tokens WHERE id = ?", (token_id,)
             ).fetchone()
-        if row is None or not secrets.compare_digest(row[5], _digest(secret)):
+        if row is None or not secrets.compare_digest(row[-1], _digest(secret)):
             return None
-        info = TokenInfo(*row[:5])
+        info = TokenInfo(*row[:-1])
         if not info.active:
             return None
         now = time.time()
@@ -168,12 +295,77 @@ class ServiceDB:
                 )
         return info
 
-    # -- queue ------------------------------------------------------------------------------
-    def enqueue(self, run_id: str, options: Mapping[str, Any]) -> None:
+    def token(self, token_id: str) -> TokenInfo | None:
+        with self._conn(write=False) as conn:
+            row = conn.execute(
+                f"SELECT {_TOKEN_COLUMNS} FROM service_tokens WHERE id = ?", (token_id,)
+            ).fetchone()
+        return TokenInfo(*row) if row else None
+
+    # -- sessions ---------------------------------------------------------------------------
+    def create_session(self, token: TokenInfo, *, ttl_s: float) -> tuple[str, float]:
+        """A login session for ``token``: its id (for the cookie; only its hash is kept) and
+        when it ends (never after the token expires)."""
+        session_id = secrets.token_urlsafe(32)
+        now = time.time()
+        ends = now + ttl_s
+        if token.expires_at is not None:
+            ends = min(ends, token.expires_at)
         with self._conn() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO service_queue VALUES (?, 'queued', ?, ?, NULL, NULL, '')",
-                (run_id, json.dumps(dict(options)), time.time()),
+                "DELETE FROM service_sessions WHERE expires_at < ? OR revoked_at IS NOT NULL",
+                (now - 86400,),
+            )
+            conn.execute(
+                "INSERT INTO service_sessions VALUES (?, ?, ?, ?, ?, NULL)",
+                (_digest(session_id), token.id, now, now, ends),
+            )
+        return session_id, ends
+
+    def check_session(self, session_id: str, *, idle_s: float) -> Session | None:
+        """The live session ``session_id`` names: not revoked, not expired, used within
+        ``idle_s``, its token still active; else ``None``."""
+        if not session_id or len(session_id) > 100 or not session_id.isascii():
+            return None
+        digest = _digest(session_id)
+        with self._conn(write=False) as conn:
+            row = conn.execute(
+                "SELECT token_id, last_seen_at, expires_at, revoked_at FROM service_sessions "
+                "WHERE digest = ?",
+                (digest,),
+            ).fetchone()
+        if row is None:
+            return None
+        token_id, last_seen, expires, revoked = row
+        now = time.time()
+        if revoked is not None or now >= expires or now - last_seen > idle_s:
+            return None
+        token = self.token(token_id)
+        if token is None or not token.active:
+            return None
+        if now - last_seen > min(_TOUCH_S, idle_s / 4):
+            with self._conn() as conn:
+                conn.execute(
+                    "UPDATE service_sessions SET last_seen_at = ? WHERE digest = ?", (now, digest)
+                )
+        return Session(token, expires)
+
+    def end_session(self, session_id: str) -> None:
+        """Log out: the session stops working at once, wherever its cookie is."""
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE service_sessions SET revoked_at = ? WHERE digest = ?",
+                (time.time(), _digest(session_id)),
+            )
+
+    # -- queue ------------------------------------------------------------------------------
+    def enqueue(self, run_id: str, options: Mapping[str, Any], token_id: str = "") -> None:
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO service_queue "
+                "(run_id, state, options, enqueued_at, started_at, finished_at, error, token_id) "
+                "VALUES (?, 'queued', ?, ?, NULL, NULL, '', ?)",
+                (run_id, json.dumps(dict(options)), time.time(), token_id),
             )
 
     def set_state(self, run_id: str, state: str, error: str = "") -> None:
@@ -190,16 +382,39 @@ class ServiceDB:
         queued ones, each in the order they were enqueued."""
         with self._conn(write=False) as conn:
             rows = conn.execute(
-                "SELECT run_id, state, options, enqueued_at FROM service_queue "
+                "SELECT run_id, state, options, enqueued_at, token_id FROM service_queue "
                 "WHERE state IN ('running', 'queued') "
                 "ORDER BY state = 'queued', enqueued_at"
             ).fetchall()
-        return [QueueItem(r[0], r[1], json.loads(r[2]), r[3]) for r in rows]
+        return [QueueItem(r[0], r[1], json.loads(r[2]), r[3], r[4] or "") for r in rows]
 
     def item(self, run_id: str) -> QueueItem | None:
         with self._conn(write=False) as conn:
             row = conn.execute(
-                "SELECT run_id, state, options, enqueued_at FROM service_queue WHERE run_id = ?",
+                "SELECT run_id, state, options, enqueued_at, token_id FROM service_queue "
+                "WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
-        return QueueItem(row[0], row[1], json.loads(row[2]), row[3]) if row else None
+        return QueueItem(row[0], row[1], json.loads(row[2]), row[3], row[4] or "") if row else None
+
+    def in_queue(self, token_id: str) -> int:
+        """Runs ``token_id`` has queued or running now."""
+        with self._conn(write=False) as conn:
+            row = conn.execute(
+                "SELECT COUNT(*) FROM service_queue "
+                "WHERE token_id = ? AND state IN ('queued', 'running')",
+                (token_id,),
+            ).fetchone()
+        return int(row[0])
+
+    def queued_count(self) -> int:
+        with self._conn(write=False) as conn:
+            row = conn.execute(
+                "SELECT COUNT(*) FROM service_queue WHERE state = 'queued'"
+            ).fetchone()
+        return int(row[0])
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
+    return row.fetchone() is not None

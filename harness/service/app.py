@@ -4,27 +4,31 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
-import logging
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from fastapi import FastAPI
+from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from harness.core.errors import ConfigError, HarnessError, RunNotFound, TaskError
-from harness.service._middleware import BodyLimit, SecurityHeaders
-from harness.service.hub import Conflict, Hub
-from harness.service.routers import catalog, leaderboard, pages, programs, runs
+from harness.service import problems
+from harness.service._middleware import (
+    BodyLimit,
+    HostCheck,
+    SecretMask,
+    SecurityHeaders,
+    secrets_of,
+)
+from harness.service._openapi import finish_openapi
+from harness.service.hub import Hub
+from harness.service.routers import catalog, cluster, leaderboard, pages, programs, runs
 from harness.service.settings import ServiceSettings
 from harness.store.sqlite import SQLiteStore
 
 __all__ = ["create_app"]
 
-log = logging.getLogger("galapagos.service")
 STATIC = Path(__file__).parent / "static"
 
 
@@ -68,43 +72,14 @@ def create_app(store: SQLiteStore, settings: ServiceSettings | None = None) -> F
         lifespan=lifespan,
     )
     app.state.hub = hub
+    # Outermost last: the Host check answers before anything else runs.
+    needles = secrets_of(settings.api_base)
+    if needles:
+        app.add_middleware(SecretMask, needles=needles)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-
-    @app.exception_handler(HarnessError)
-    async def harness_error(request: Request, exc: HarnessError) -> Response:
-        if isinstance(exc, RunNotFound):
-            code = 404
-        elif isinstance(exc, Conflict):
-            code = 409
-        elif isinstance(exc, ConfigError | TaskError):
-            code = 400
-        else:
-            log.error("%s on %s %s: %s", type(exc).__name__, request.method, request.url.path, exc)
-            code = 500
-        message = api_wording(str(exc))
-        if _wants_html(request):
-            return pages.error_page(request, code, message)
-        return JSONResponse({"detail": message}, status_code=code)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        if exc.status_code == 405 and not _wants_html(request):
-            # Included routers answer 405 with the methods of the first route that matched
-            # the path only; say every method the path has.
-            allowed = _allowed_methods(app, request.url.path)
-            return JSONResponse(
-                {"detail": "Method Not Allowed"},
-                status_code=405,
-                headers={"Allow": ", ".join(allowed)},
-            )
-        if _wants_html(request):
-            if exc.status_code == 401 and request.method == "GET":
-                return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
-            return pages.error_page(request, exc.status_code, str(exc.detail))
-        return JSONResponse(
-            {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers
-        )
+    app.add_middleware(HostCheck, allowed=settings.allowed_hosts)
+    problems.install(app, lambda path: _allowed_methods(app, path), pages.error_page)
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
@@ -116,29 +91,11 @@ def create_app(store: SQLiteStore, settings: ServiceSettings | None = None) -> F
             headers={"Cache-Control": "public, max-age=86400"},
         )
 
-    for module in (runs, programs, catalog, leaderboard):
+    for module in (runs, programs, catalog, leaderboard, cluster):
         app.include_router(module.router)
     app.include_router(pages.router)
+    app.openapi = finish_openapi(app)  # type: ignore[method-assign]
     return app
-
-
-#: The library's messages name CLI flags; over the API the same fields have these names.
-_API_WORDS = (
-    ("--iterations", "iterations"),
-    ("--max-tokens", "max_total_tokens"),
-    ("--max-cost", "max_cost"),
-    ("--seed", "seed"),
-    ("--set ", "override "),
-    ("pass --scaffold NAME", "give scaffold"),
-    ("list runs with `galapagos runs`", "see GET /api/v1/runs"),
-)
-
-
-def api_wording(message: str) -> str:
-    """A library error as an API client should read it (field names, not CLI flags)."""
-    for cli, api in _API_WORDS:
-        message = message.replace(cli, api)
-    return message
 
 
 def _allowed_methods(app: FastAPI, path: str) -> list[str]:
@@ -148,7 +105,3 @@ def _allowed_methods(app: FastAPI, path: str) -> list[str]:
         if re.fullmatch(pattern, path):
             methods.update(m.upper() for m in operations)
     return sorted(methods)
-
-
-def _wants_html(request: Request) -> bool:
-    return not request.url.path.startswith("/api/")

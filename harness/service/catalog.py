@@ -6,8 +6,10 @@ Everything the hub knows about the block contract goes through this module (the 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,14 @@ def _spec(name: str) -> Any:
 
 
 def scaffold(name: str) -> dict[str, Any]:
+    """A shipped scaffold's card, composition, blocks, defaults and files (read once: the
+    shipped scaffolds do not change while the hub runs; callers must not modify it)."""
+    _spec(name)  # an unknown name is refused before the cache sees it
+    return _scaffold(name)
+
+
+@functools.lru_cache(maxsize=64)
+def _scaffold(name: str) -> dict[str, Any]:
     spec = _spec(name)
     info = spec.describe()
     by_name = {(b.slot, b.name): b for b in list_blocks()}
@@ -127,7 +137,7 @@ def blocks_by_slot() -> dict[str, list[dict[str, Any]]]:
 def _task_row(
     name: str, path: Path, best: dict[str, tuple[float, dict[str, Any]]], best_run: dict[str, str]
 ) -> dict[str, Any]:
-    card = load_task(path).card
+    card = _card(str(path), _stamp(path))
     known = card.best_known
     stored: tuple[float | None, dict[str, Any]] = best.get(card.name, (None, {}))
     return finite(
@@ -145,7 +155,42 @@ def _task_row(
     )
 
 
+def _stamp(folder: Path) -> tuple[int, ...]:
+    """When the folder or its card last changed (a changed task is read again)."""
+    stamps = []
+    for path in (folder, folder / "task.yaml", folder / "config.yaml"):
+        try:
+            stamps.append(path.stat().st_mtime_ns)
+        except OSError:
+            stamps.append(0)
+    return tuple(stamps)
+
+
+@functools.lru_cache(maxsize=256)
+def _card(path: str, stamp: tuple[int, ...]) -> Any:
+    return load_task(path).card
+
+
+#: Seconds the best score per task is reused (each read scans every stored run).
+_BESTS_S = 2.0
+_bests_kept: dict[str, tuple[float, Any]] = {}
+
+
 def _bests(store: SQLiteStore) -> tuple[dict[str, tuple[float, dict[str, Any]]], dict[str, str]]:
+    """The best stored score per task and its run; read at most every ``_BESTS_S`` seconds
+    per store (a busy hub's task pages would otherwise scan every run on every view)."""
+    key = str(store.path)
+    kept = _bests_kept.get(key)
+    if kept is not None and time.monotonic() - kept[0] < _BESTS_S:
+        return kept[1]
+    value = _read_bests(store)
+    _bests_kept[key] = (time.monotonic(), value)
+    return value
+
+
+def _read_bests(
+    store: SQLiteStore,
+) -> tuple[dict[str, tuple[float, dict[str, Any]]], dict[str, str]]:
     best = store.best_by_task()
     runs: dict[str, str] = {}
     for run in store.list_runs():

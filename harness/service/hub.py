@@ -4,37 +4,46 @@ and the pages; both are thin layers over these and the library functions of ``ha
 
 from __future__ import annotations
 
-import hashlib
-import re
+import itertools
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.core.errors import ConfigError, TaskError
+from harness.core.redact import redact_url
 from harness.core.registry import list_scaffolds
 from harness.runs import new_run_id, plan_resume, plan_run, run_status
-from harness.service._db import ServiceDB
+from harness.service._db import ServiceDB, TokenInfo
 from harness.service.live import LiveHub
+from harness.service.policy import HubPolicy, composition_file
 from harness.service.queue import RunQueue
 from harness.service.settings import ServiceSettings
 from harness.service.tasks import TaskRoots
 from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 
-__all__ = ["Conflict", "Hub", "LaunchRequest"]
-
-#: Config keys an API client may not set: the operator chooses the endpoint and where its key
-#: comes from (a client could otherwise send the server's key to a host of its choosing).
-_OPERATOR_KEYS = ("llm.api_base", "llm.api_key_env", "llm.provider", "task_config", "seed_from")
-_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
+__all__ = ["Conflict", "Forbidden", "Hub", "LaunchRequest", "OverQuota"]
 
 
 class Conflict(ConfigError):
     """The request does not fit the run's state (answered 409)."""
+
+
+class Forbidden(ConfigError):
+    """The caller's token may not do this (answered 403)."""
+
+
+class OverQuota(ConfigError):
+    """The caller holds all it may at once (answered 429 with ``Retry-After``)."""
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+#: Seconds a client over its queued-run quota is told to wait (runs take minutes).
+QUEUE_RETRY_S = 60
 
 
 @dataclass(frozen=True)
@@ -48,56 +57,72 @@ class LaunchRequest:
     overrides: Sequence[str] = ()
 
 
+class ReaderPool:
+    """A fixed number of read-only store connections shared by every request thread.
+
+    A connection serialises its own queries (the store's lock), so handing them out in turn
+    is safe; the number of open files stays the pool's, however many threads the server
+    starts or retires (one connection per thread leaked a connection per retired thread)."""
+
+    def __init__(self, path: Any, size: int) -> None:
+        self.path = path
+        self.size = max(1, size)
+        self._stores: list[SQLiteStore] = []
+        self._turn = itertools.count()
+        self._lock = threading.Lock()
+
+    def get(self) -> SQLiteStore:
+        with self._lock:
+            while len(self._stores) < self.size:  # all at once: open files stay constant
+                self._stores.append(SQLiteStore(self.path, read_only=True))
+            return self._stores[next(self._turn) % self.size]
+
+    def close(self) -> None:
+        with self._lock:
+            for store in self._stores:
+                store.close()
+            self._stores.clear()
+
+
 class Hub:
     def __init__(self, store: SQLiteStore, settings: ServiceSettings) -> None:
         self.settings = settings
         self.store = store
         self.store_path = store.path
-        self.db = ServiceDB(store.path)
-        self.live = LiveHub()
+        self.db = ServiceDB(store.path, connections=settings.reader_connections)
+        self.db.warm()
+        self.live = LiveHub(settings)
         self.tasks = TaskRoots(settings.task_roots)
         self.data_dir = settings.data_dir or store.path.parent / "hub"
-        self.queue = RunQueue(store, self.db, workers=settings.workers)
+        self.policy = HubPolicy(settings, self.tasks, self.data_dir)
+        self.queue = RunQueue(
+            store,
+            self.db,
+            workers=settings.workers,
+            policy=self.policy,
+            ray_address=settings.ray_address,
+        )
         store.add_listener(self.live.notify)
-        self._local = threading.local()
-        self._readers: list[SQLiteStore] = []
-        self._readers_lock = threading.Lock()
-        self._generation = 0
+        self.readers = ReaderPool(store.path, settings.reader_connections)
+        self._queue_lock = threading.Lock()
 
-    # -- readers ----------------------------------------------------------------------------
     def reader(self) -> SQLiteStore:
-        """This thread's read-only connection (readers never take the writer's lock)."""
-        store: SQLiteStore | None = getattr(self._local, "store", None)
-        if store is None or getattr(self._local, "generation", -1) != self._generation:
-            store = SQLiteStore(self.store_path, read_only=True)
-            self._local.store = store
-            self._local.generation = self._generation
-            with self._readers_lock:
-                self._readers.append(store)
-        return store
+        """A read-only connection of the pool (readers never take the writer's lock)."""
+        return self.readers.get()
 
     def close(self) -> None:
-        """Close every reader (a thread that reads again later opens a new one)."""
-        with self._readers_lock:
-            self._generation += 1
-            for store in self._readers:
-                store.close()
-            self._readers.clear()
+        self.readers.close()
+        self.db.close()
 
     # -- writes -----------------------------------------------------------------------------
-    def launch(self, request: LaunchRequest) -> tuple[RunRecord, list[str]]:
-        """Validate a new run completely, store it as ``queued`` and queue it."""
+    def launch(
+        self, request: LaunchRequest, token: TokenInfo | None = None
+    ) -> tuple[RunRecord, list[str]]:
+        """Validate a new run completely (the hub's policy included), store it as ``queued``
+        and queue it."""
         if (request.scaffold is None) == (request.composition is None):
             raise ConfigError("give either scaffold (a name) or composition (blocks), not both")
-        for item in request.overrides:
-            key = item.split("=", 1)[0].strip()
-            if "=" not in item or not key:
-                raise ConfigError(f"override {item[:80]!r}: write it as section.key=value")
-            if key == "llm" or any(key == k or key.startswith(k + ".") for k in _OPERATOR_KEYS):
-                raise ConfigError(
-                    f"override {key}: the hub's operator chooses the LLM endpoint "
-                    "(galapagos serve --api-base/--model); it cannot be set per run"
-                )
+        self.policy.check_overrides(request.overrides)
         if request.scaffold is not None and request.scaffold not in list_scaffolds():
             raise ConfigError(  # a name only: a path would let a client read any YAML file
                 f"unknown scaffold {request.scaffold[:64]!r}; valid scaffolds: "
@@ -106,7 +131,7 @@ class Hub:
         task = self.tasks.resolve(request.task)
         scaffold = request.scaffold
         if request.composition is not None:
-            scaffold = str(self._composition_file(request.composition))
+            scaffold = str(composition_file(self.data_dir / "compositions", request.composition))
         plan = plan_run(
             scaffold=scaffold,
             task=str(task.path),
@@ -119,30 +144,33 @@ class Hub:
         initial = (plan.task.path / plan.task.card.initial_program).resolve()
         if not initial.is_relative_to(plan.task.path):
             raise TaskError(f"task {task.name}: its initial program lies outside the folder")
-        if plan.config.evaluator.sandbox == "local" and not self.settings.allow_local_sandbox:
-            raise ConfigError(
-                "evaluator.sandbox=local runs LLM-written code on the hub's host; this hub "
-                "allows only docker (galapagos serve --allow-local-sandbox changes that)"
-            )
+        self.policy.check_plan(plan)
+        config = plan.config.model_dump(mode="json")
+        if config["llm"].get("api_base"):  # the store never holds the endpoint's credentials
+            config["llm"]["api_base"] = redact_url(config["llm"]["api_base"])
         record = RunRecord(
             id=new_run_id(),
             scaffold=plan.spec.name,
             task=plan.task.name,
             task_path=str(plan.task.path),
-            config=plan.config.model_dump(mode="json"),
+            config=config,
             seed=plan.config.seed,
             max_iterations=plan.config.general.max_iterations,
             status="queued",
             owner="",
             task_hash=plan.task.digest(),
         )
-        self.store.create_run(record)
-        self.db.enqueue(record.id, {})
+        with self._queue_lock:  # the quota counted and the run queued as one step
+            if token is not None:
+                self._check_quota(token)
+            self.store.create_run(record)
+            self.db.enqueue(record.id, {}, token.id if token else "")
         self.queue.submit(record.id)
         return self.store.get_run(record.id), list(plan.notes)
 
-    def cancel(self, run_id: str) -> str:
+    def cancel(self, run_id: str, token: TokenInfo | None = None) -> str:
         run = self.store.get_run(run_id)
+        self._check_owner(run.id, token, "cancel")
         outcome = self.queue.cancel(run.id)
         if outcome == "idle":
             raise Conflict(
@@ -151,44 +179,44 @@ class Hub:
             )
         return outcome
 
-    def resume(self, run_id: str, options: Mapping[str, Any]) -> RunRecord:
+    def resume(
+        self, run_id: str, options: Mapping[str, Any], token: TokenInfo | None = None
+    ) -> RunRecord:
         run = self.store.get_run(run_id)
+        self._check_owner(run.id, token, "resume")
         status = run_status(run)
         if status in ("queued", "running") or run.id in self.queue.running():
             raise Conflict(f"run {run.id} is already {status}; wait for it or cancel it")
         kept = {k: v for k, v in options.items() if v is not None}
-        plan_resume(self.store, run.id, **kept)  # every check now, before anything is queued
-        self.store.update_run(run.id, status="queued", error="")
-        self.db.enqueue(run.id, kept)
+        plan = plan_resume(self.store, run.id, **kept)  # every check now, before it is queued
+        self.policy.check_plan(plan)
+        item = self.db.item(run.id)
+        owner = item.token_id if item and item.token_id else (token.id if token else "")
+        with self._queue_lock:
+            if token is not None:
+                self._check_quota(token)
+            self.store.update_run(run.id, status="queued", error="")
+            self.db.enqueue(run.id, kept, owner)
         self.queue.submit(run.id)
         return self.store.get_run(run.id)
 
-    def _composition_file(self, composition: Mapping[str, Any]) -> Path:
-        """The composition as a file (the run config keeps its blocks; the file is only how
-        :func:`plan_run` reads a composition, named by its content)."""
-        name = str(composition.get("name") or "custom")
-        if not _NAME.fullmatch(name):
-            raise ConfigError(
-                f"composition name {name[:60]!r}: use lowercase letters, digits, '_' or '-'"
+    # -- who may -----------------------------------------------------------------------------
+    def _check_owner(self, run_id: str, token: TokenInfo | None, verb: str) -> None:
+        """A ``launch`` token may cancel and resume the runs it queued; ``admin`` any run."""
+        if token is None or token.allows("admin"):
+            return
+        item = self.db.item(run_id)
+        if item is None or item.token_id != token.id:
+            raise Forbidden(
+                f"run {run_id} was not queued by token {token.name!r}; only an admin token "
+                f"may {verb} it (galapagos token create NAME --scope admin)"
             )
-        if name in list_scaffolds():
-            raise ConfigError(
-                f"composition name {name!r} is a shipped scaffold's; choose another name"
+
+    def _check_quota(self, token: TokenInfo) -> None:
+        held = self.db.in_queue(token.id)
+        if held >= self.settings.max_queued_per_token:
+            raise OverQuota(
+                f"token {token.name!r} has {held} runs queued or running, its quota; wait for "
+                "one to end or cancel one",
+                QUEUE_RETRY_S,
             )
-        unknown = set(composition) - {"name", "blocks", "loop"}
-        if unknown:
-            raise ConfigError(
-                f"composition keys {sorted(unknown)} unknown; a composition has name, blocks "
-                "and loop"
-            )
-        data = {"name": name, "blocks": dict(composition.get("blocks") or {})}
-        if composition.get("loop"):
-            data["loop"] = dict(composition["loop"])
-        text = yaml.safe_dump(data, sort_keys=True)
-        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-        folder = self.data_dir / "compositions"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{name}-{digest}.yaml"
-        if not path.exists():
-            path.write_text(text)
-        return path

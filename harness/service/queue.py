@@ -9,38 +9,43 @@ starts and closed when it stops.  Each queued run already exists in the
 store (status ``queued``) and in the hub's queue table; a worker starts it through
 :func:`harness.runs.plan_resume` (a run with nothing committed starts from its seed), so a run
 queued or running when the hub stopped (or was killed) is simply continued when it starts
-again, exactly as ``galapagos resume`` would.  A run that raises is stored ``failed`` with the
-reason, and can be resumed.  A run the Docker engine stopped (the engine stayed away past the
-run's ``evaluator.engine_wait_s``: the run ends ``interrupted``, nothing charged) keeps its queue
-row and is continued by the hub itself as soon as the engine answers again.
+again, exactly as ``galapagos resume`` would.  Every run is checked against the hub's policy
+(:mod:`harness.service.policy`) as it starts, whatever its stored config says; a refused run is
+stored ``failed`` with the one-line reason.  A run that raises is stored ``failed`` with the
+reason (endpoint credentials redacted), and can be resumed.  A run the Docker engine stopped
+(the engine stayed away past the run's ``evaluator.engine_wait_s``: the run ends
+``interrupted``, nothing charged) keeps its queue row and is continued by the hub itself as soon
+as the engine answers again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import random
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
-import docker
-
 from harness.core.errors import HarnessError
-from harness.runs import execute, plan_resume
+from harness.core.redact import redact_text, redact_url
+from harness.distributed.cells import execute_anywhere
+from harness.llm.client import LLMClient
+from harness.llm.config import ResolvedLLM
+from harness.llm.usage import UsageMeter
+from harness.runs import plan_resume
 from harness.runtime import Runtime
-from harness.sandbox.engine import engine_reachable
-from harness.sandbox.ownership import remove_run
 from harness.service._db import ServiceDB
+from harness.service.policy import HubPolicy
 from harness.store.base import RunRecord
-from harness.store.owner import owner_alive, owner_token
+from harness.store.owner import owner_token, run_alive
 from harness.store.sqlite import SQLiteStore
 
 __all__ = ["RunQueue"]
 
 log = logging.getLogger("galapagos.service")
-
-_ENGINE_POLL_S = 1.0
 
 
 class RunQueue:
@@ -50,9 +55,15 @@ class RunQueue:
         db: ServiceDB,
         *,
         workers: int,
+        ray_address: str | None = None,
+        policy: HubPolicy,
     ) -> None:
         self.store = store
+        #: With a Ray cluster, runs execute on its nodes (harness.distributed.cells).
+        self.ray_address = ray_address
+        self.cluster: Any = None
         self.db = db
+        self.policy = policy
         self.workers = max(1, workers)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -72,6 +83,10 @@ class RunQueue:
         """Start the engine thread; its workers take every pending row of the queue table
         (a queue stopped earlier may start again)."""
         self._stopping = False
+        if self.ray_address is not None and self.cluster is None:
+            from harness.distributed.cluster import Cluster
+
+            self.cluster = Cluster(self.ray_address)
         self._ready.clear()
         self._stops.clear()
         self._cancelled.clear()
@@ -94,6 +109,8 @@ class RunQueue:
             log.exception("run queue did not stop cleanly")
         loop.call_soon_threadsafe(loop.stop)
         self._thread.join(10)
+        if self.cluster is not None:
+            self.cluster.close()  # this hub's store actor (the node agents stay)
 
     def submit(self, run_id: str) -> None:
         """Hand a queued run (already in the queue table) to the workers; before the queue
@@ -146,6 +163,12 @@ class RunQueue:
     def running(self) -> set[str]:
         return set(self._stops) | set(self._waiting)
 
+    def cluster_load(self) -> list[dict[str, Any]]:
+        """Per Ray node: capacity, jobs and runs in flight (empty without a cluster)."""
+        if self.cluster is None or self._loop is None or self._loop.is_closed():
+            return []
+        return asyncio.run_coroutine_threadsafe(self.cluster.load(), self._loop).result(30)
+
     # -- engine thread ----------------------------------------------------------------------
     def _call(self, fn: Callable[[], None]) -> None:
         if self._loop is None:
@@ -161,7 +184,9 @@ class RunQueue:
         asyncio.set_event_loop(loop)
         self._loop = loop
         self._queue = asyncio.Queue()
-        self.runtime = Runtime(parallel=self.workers)
+        self.runtime = HubRuntime(
+            self.policy.settings.api_base, parallel=self.workers, cluster=self.cluster
+        )
         for item in self.db.pending():
             self._queue.put_nowait(item.run_id)
         self._workers = [loop.create_task(self._worker()) for _ in range(self.workers)]
@@ -199,7 +224,7 @@ class RunQueue:
         except HarnessError as exc:
             self.db.set_state(run_id, "done", str(exc))
             return
-        if run.status == "running" and run.owner != owner_token() and owner_alive(run.owner):
+        if run.owner != owner_token() and run_alive(run):
             self.db.set_state(run_id, "done", "running in another process")
             return
         options = _still_to_apply(run, item.options)
@@ -212,7 +237,9 @@ class RunQueue:
         error = ""
         try:
             plan = plan_resume(self.store, run_id, **options)
-            await execute(plan, self.store, stop=stop, runtime=self.runtime)
+            self.policy.check_plan(plan)  # whatever the stored config says
+            assert self.runtime is not None
+            await execute_anywhere(plan, self.store, stop=stop, runtime=self.runtime)
             if self._engine_stopped(run_id):
                 self._stops.pop(run_id, None)
                 self._waiting[run_id] = asyncio.get_running_loop().create_task(
@@ -224,11 +251,13 @@ class RunQueue:
                 self.db.set_state(run_id, "done", "cancelled")
             raise
         except HarnessError as exc:
-            error = str(exc)
+            error = redact_text(str(exc))
             self.store.update_run(run_id, status="failed", error=error)
         except Exception as exc:  # noqa: BLE001 - a run's crash must not take the hub down
             log.exception("run %s crashed", run_id)
-            error = f"internal error {type(exc).__name__}: {exc} (resume the run to retry)"
+            error = redact_text(
+                f"internal error {type(exc).__name__}: {exc} (resume the run to retry)"
+            )
             self.store.update_run(run_id, status="failed", error=error)
         finally:
             self._stops.pop(run_id, None)
@@ -242,12 +271,7 @@ class RunQueue:
         if self._stopping or run_id in self._cancelled:
             return False
         run = self.store.get_run(run_id)
-        sandbox = ((run.config.get("evaluator") or {}).get("sandbox")) or "docker"
-        return (
-            run.status == "interrupted"
-            and sandbox == "docker"
-            and "Docker engine" in (run.error or "")
-        )
+        return run.status == "interrupted" and run.stop_reason == "engine_unavailable"
 
     async def _resume_when_engine_back(self, run_id: str) -> None:
         """Poll the engine; once it answers, hand the run to the workers again (its queue row
@@ -258,22 +282,12 @@ class RunQueue:
         )
         log.warning("run %s waits for the Docker engine", run_id)
         try:
-            client = await asyncio.to_thread(_engine_client)
-            while not self._stopping:
-                if client is not None and await asyncio.to_thread(engine_reachable, client):
-                    break
-                if client is None:
-                    client = await asyncio.to_thread(_engine_client)
-                await asyncio.sleep(_ENGINE_POLL_S)
-            else:
-                return
+            assert self.runtime is not None
+            back = await self.runtime.engine_returned(run_id, lambda: self._stopping)
         finally:
             self._waiting.pop(run_id, None)
-        # What the outage left of this run (containers the engine could not remove while it
-        # was away): this process owns them, so no start-up reap would take them.
-        await asyncio.to_thread(remove_run, client, run_id)
-        if self.runtime is not None:  # the shared backend outlived the outage: clean it up
-            await asyncio.to_thread(self.runtime.engine_back)
+        if not back:
+            return
         log.warning("the Docker engine is back; run %s continues", run_id)
         self._put(run_id)
 
@@ -299,11 +313,26 @@ class RunQueue:
                 log.warning("the shared runtime did not close cleanly")
 
 
-def _engine_client() -> docker.DockerClient | None:
-    try:
-        return docker.from_env()
-    except docker.errors.DockerException:
-        return None
+class HubRuntime(Runtime):
+    """The queue's shared runtime: runs store the operator's endpoint redacted (no
+    credentials in the store), and only their HTTP client gets the full URL."""
+
+    def __init__(self, api_base: str | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._endpoint = api_base
+        self._shown = redact_url(api_base) if api_base else None
+
+    async def llm(
+        self, settings: ResolvedLLM, *, rng: random.Random, meter: UsageMeter
+    ) -> LLMClient:
+        if not (self._endpoint and settings.api_base == self._shown != self._endpoint):
+            return await super().llm(settings, rng=rng, meter=meter)
+        real = dataclasses.replace(settings, api_base=self._endpoint)
+        client = await super().llm(real, rng=rng, meter=meter)
+        # Requests go through the transport made for the full URL; the client's messages
+        # (errors stored with the run) name the endpoint as stored: redacted.
+        client.settings = settings
+        return client
 
 
 def _still_to_apply(run: RunRecord, options: Mapping[str, Any]) -> dict[str, Any]:

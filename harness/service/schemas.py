@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "BlockOut",
@@ -20,6 +20,7 @@ __all__ = [
     "ScaffoldRank",
     "LineageNode",
     "LineageOut",
+    "Problem",
     "ProgramOut",
     "ProgramSummary",
     "ResumeIn",
@@ -44,8 +45,51 @@ def finite(value: Any) -> Any:
     return value
 
 
+def _lone_surrogate(data: Any) -> str | None:
+    """The first string in ``data`` (keys too) that is not valid Unicode text (a lone
+    surrogate such as ``"\\ud800"``, which JSON can spell), else ``None``.  Iterative: any
+    nesting depth the JSON parser let through."""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return node
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+    return None
+
+
 class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode_text(cls, data: Any) -> Any:
+        bad = _lone_surrogate(data)
+        if bad is not None:
+            shown = bad[:20].encode("utf-8", "backslashreplace").decode()
+            raise ValueError(
+                f"text {shown!r} holds a lone surrogate, which is not Unicode text; send UTF-8"
+            )
+        return data
+
+
+class Problem(BaseModel):
+    """A problem document (RFC 9457): every 4xx and 5xx body of the API."""
+
+    type: str = Field("about:blank", description="Always about:blank (the status says it).")
+    title: str = Field(description="The status's phrase.")
+    status: int
+    detail: str = Field(description="What is wrong and what to do, in one line.")
+    errors: list[dict[str, Any]] | None = Field(
+        None, description="For 422: each invalid field (loc, msg, type)."
+    )
 
 
 class CompositionIn(_In):

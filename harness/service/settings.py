@@ -6,7 +6,10 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ServiceSettings", "is_loopback"]
+__all__ = ["LOOPBACK_NAMES", "ServiceSettings", "host_name", "is_loopback"]
+
+#: Host names that reach only this machine: always accepted in a request's Host header.
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 
 def is_loopback(host: str) -> bool:
@@ -17,6 +20,16 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def host_name(netloc: str) -> str:
+    """The lower-case host of ``host[:port]`` or ``[v6]:port`` (no port, no brackets)."""
+    netloc = netloc.strip().lower()
+    if netloc.startswith("["):
+        return netloc[1:].split("]", 1)[0]
+    if netloc.count(":") == 1:
+        return netloc.split(":", 1)[0]
+    return netloc
 
 
 @dataclass(frozen=True)
@@ -37,10 +50,11 @@ class ServiceSettings:
     #: Allow runs with ``evaluator.sandbox=local`` (host subprocesses: unsafe for LLM code).
     allow_local_sandbox: bool = False
     #: The endpoint runs use unless the operator says otherwise (API clients cannot redirect
-    #: runs, and the key they send, to another endpoint).
+    #: runs, and the key they send, to another endpoint).  It may carry credentials: the hub
+    #: stores and shows it redacted, and hands the full URL only to the runs' HTTP client.
     api_base: str | None = None
     models: tuple[str, ...] = ()
-    #: Serve cookies with ``Secure`` (behind an HTTPS proxy).
+    #: Serve cookies with ``Secure`` (HTTPS, or behind an HTTPS proxy).
     secure_cookies: bool = False
     #: Where the hub keeps the composition files runs are launched from.
     data_dir: Path | None = None
@@ -48,4 +62,25 @@ class ServiceSettings:
     docs_dir: Path | None = None
     #: Seconds between polls of the store for runs written by other processes (the CLI).
     poll_s: float = 1.0
+    #: A Ray cluster the queue runs on (``--ray-address``; docs/scale-out.md).
+    ray_address: str | None = None
+    #: Names the hub answers to besides loopback (its public DNS name behind a proxy, the
+    #: address it is bound to).  A request whose Host header is none of these and no loopback
+    #: name is refused (DNS rebinding), and a browser write must come from one of them.
+    public_names: tuple[str, ...] = ()
+    #: A login session ends this long after it began, or after this long unused (seconds).
+    session_ttl_s: float = 7 * 86400
+    session_idle_s: float = 12 * 3600
+    #: Runs one token may have queued or running at once (429 beyond).
+    max_queued_per_token: int = 20
+    #: Live streams one client (a token, else an address) may hold open, and all together.
+    max_streams_per_client: int = 8
+    max_streams: int = 1000
+    #: Read-only store connections shared by every request (the pool's size).
+    reader_connections: int = 4
     extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def allowed_hosts(self) -> frozenset[str]:
+        """Host names a request may name (lower case, no port)."""
+        return frozenset([*LOOPBACK_NAMES, *(host_name(n) for n in self.public_names)])

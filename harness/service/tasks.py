@@ -64,6 +64,17 @@ class TaskRoots:
         known = ", ".join(t.name for t in self.names()) or "(none)"
         raise TaskError(f"unknown task {name!r}; the hub's tasks are: {known}")
 
+    def contains(self, folder: Path) -> None:
+        """Refuse (TaskError) a task folder that is not a task of one of the roots: it must
+        lie directly in a root, and hold no link leading out of it."""
+        real = folder.resolve()
+        if real.parent not in self.roots or not real.is_dir():
+            raise TaskError(
+                f"its task folder {folder} lies outside the hub's task roots; the hub runs only "
+                "tasks inside its roots (galapagos serve --task-root DIR adds one)"
+            )
+        _no_escaping_links(real)
+
 
 def _no_escaping_links(folder: Path) -> None:
     for dirpath, dirnames, filenames in os.walk(folder):

@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.core.errors import RunNotFound
 from harness.core.records import Program
+from harness.core.redact import redact_text
 from harness.runs import describe_run
 from harness.service.schemas import finite
 from harness.store.base import RunRecord
@@ -22,6 +23,7 @@ __all__ = [
     "lineage",
     "program_detail",
     "program_summary",
+    "redacted",
     "run_view",
 ]
 
@@ -29,8 +31,20 @@ __all__ = [
 ACTIVE = ("queued", "running")
 
 
+def redacted(value: Any) -> Any:
+    """``value`` with every URL in its strings redacted (an endpoint's credentials in an
+    error message, an event, a stored config), however deep."""
+    if isinstance(value, str):
+        return redact_text(value) if "://" in value else value
+    if isinstance(value, dict):
+        return {k: redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redacted(v) for v in value]
+    return value
+
+
 def run_view(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
-    data: dict[str, Any] = finite(describe_run(store, run))
+    data: dict[str, Any] = redacted(finite(describe_run(store, run)))
     return data
 
 
@@ -111,7 +125,7 @@ def program_detail(store: SQLiteStore, run: RunRecord, program_id: str) -> dict[
             "evaluations": evaluations,
             "diff": diff_text(parent, program),
             "children": [c.id for c in store.children(run.id, program.id)],
-            "llm_calls": [{**c, "ok": bool(c["ok"])} for c in calls],
+            "llm_calls": [redacted({**c, "ok": bool(c["ok"])}) for c in calls],
         }
     )
 

@@ -1,11 +1,30 @@
-"""Which process owns a run: a token that survives PID reuse (boot id + pid + start time)."""
+"""Which process owns a run, and whether it is alive — on this host or another.
+
+The owner token (boot id + pid + start time) survives PID reuse.  A token of this boot is
+checked directly (the process exists or not).  A token of another boot belongs to a process on
+another host (a Ray worker node, a second machine sharing the store) — or to this host before a
+reboot — and is judged by the run's heartbeat: the owner writes ``heartbeat_at`` every
+:data:`HEARTBEAT_S` seconds, and a run whose owner has not beaten for :data:`STALE_S` is dead:
+shown ``interrupted`` and resumable; a fresh heartbeat means a live run elsewhere, which
+``resume`` refuses to take over.
+"""
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["owner_alive", "owner_token"]
+if TYPE_CHECKING:
+    from harness.core.store import RunRecord
+
+__all__ = ["HEARTBEAT_S", "STALE_S", "owner_alive", "owner_token", "run_alive"]
+
+#: How often an owner beats (seconds).
+HEARTBEAT_S = 5.0
+#: A heartbeat older than this means the owner is gone (six beats missed).
+STALE_S = 30.0
 
 
 def _boot_id() -> str:
@@ -37,3 +56,20 @@ def owner_alive(token: str) -> bool:
     except ValueError:
         return False
     return boot == _boot_id() and _start_time(pid) == start
+
+
+def local_owner(token: str) -> bool:
+    """Whether ``token`` names a process of this boot of this host."""
+    return token.split(":", 1)[0] == _boot_id()
+
+
+def run_alive(run: RunRecord, *, now: float | None = None, stale_s: float = STALE_S) -> bool:
+    """Whether ``run`` is running with a live owner: this host's process exists, or another
+    host's owner beat within ``stale_s`` (see the module docstring)."""
+    if run.status != "running":
+        return False
+    if local_owner(run.owner):
+        return owner_alive(run.owner)
+    if run.heartbeat_at is None:
+        return False
+    return (time.time() if now is None else now) - run.heartbeat_at < stale_s

@@ -21,7 +21,7 @@ from urllib.parse import quote
 from harness.core.errors import RunNotFound, StoreError
 from harness.core.records import Event, Program
 from harness.store.base import IterationCommit, RunRecord
-from harness.store.owner import owner_alive
+from harness.store.owner import owner_alive, run_alive
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -91,13 +91,19 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE benchmarks ADD COLUMN owner TEXT DEFAULT '';
     """,
+    # v4: why a run stopped, as data; and its owner's heartbeat, so a run owned by a process on
+    # another host is known alive (or not) without seeing that process.
+    """
+    ALTER TABLE runs ADD COLUMN stop_reason TEXT DEFAULT '';
+    ALTER TABLE runs ADD COLUMN heartbeat_at REAL;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _RUN_FIELDS = (
     "scaffold task task_path task_hash config seed max_iterations status created_at updated_at "
     "iterations_done best_program_id seed_score best_score prompt_tokens completion_tokens cost "
-    "error owner"
+    "error owner stop_reason heartbeat_at"
 ).split()
 
 
@@ -183,6 +189,8 @@ class SQLiteStore:
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open run store {self.path}: {exc}") from exc
         self._lock = threading.RLock()
+        #: run id → the owner this connection writes for (see :meth:`fence`).
+        self._fences: dict[str, str] = {}
         if read_only:
             self._check_version()
         else:
@@ -266,7 +274,7 @@ class SQLiteStore:
     def _row_to_run(self, row: sqlite3.Row) -> RunRecord:
         data = {k: row[k] for k in row.keys()}  # noqa: SIM118 - sqlite3.Row
         data["config"] = json.loads(data["config"])
-        for key in ("task_path", "task_hash", "error", "owner"):
+        for key in ("task_path", "task_hash", "error", "owner", "stop_reason"):
             data[key] = data[key] or ""
         return RunRecord(**data)
 
@@ -302,8 +310,59 @@ class SQLiteStore:
             fields["config"] = _dumps(fields["config"])
         sets = ", ".join(f"{k} = ?" for k in fields)
         with self._tx() as conn:
+            self._check_fence(conn, run_id)
             conn.execute(f"UPDATE runs SET {sets} WHERE id = ?", [*fields.values(), run_id])
         self._notify(run_id, "run")
+
+    def claim_run(self, run_id: str, owner: str) -> str:
+        """Make ``owner`` the process running ``run_id`` (status ``running``, a fresh
+        heartbeat), atomically; returns the live owner holding it instead ('' when claimed).
+        Two processes resuming one run, on one host or two, never both win."""
+        with self._tx() as conn:
+            row = conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise RunNotFound(f"no run {run_id!r} in {self.path}")
+            run = self._row_to_run(row)
+            if run.status == "running" and run.owner != owner and run_alive(run):
+                return run.owner
+            now = time.time()
+            conn.execute(
+                "UPDATE runs SET status = 'running', owner = ?, heartbeat_at = ?, error = '', "
+                "stop_reason = '', updated_at = ? WHERE id = ?",
+                (owner, now, now, run_id),
+            )
+        self._notify(run_id, "run")
+        return ""
+
+    def fence(self, run_id: str, owner: str | None) -> None:
+        """From now on this connection writes run ``run_id`` only while ``owner`` holds it
+        (``None`` lifts the fence): an owner that lost its run to another process (it stopped
+        beating, the other claimed it) fails its next write instead of overwriting the run."""
+        if owner is None:
+            self._fences.pop(run_id, None)
+        else:
+            self._fences[run_id] = owner
+
+    def _check_fence(self, conn: sqlite3.Connection, run_id: str) -> None:
+        owner = self._fences.get(run_id)
+        if owner is None:
+            return
+        row = conn.execute("SELECT owner FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is not None and row[0] != owner:
+            raise StoreError(
+                f"run {run_id} was taken over by another process ({row[0]}) after this one "
+                "stopped beating; this process stops without writing to it"
+            )
+
+    def beat(self, run_id: str, owner: str) -> bool:
+        """The owner's heartbeat; False when ``owner`` no longer holds the run (another process
+        took it over after this one stopped beating)."""
+        with self._tx() as conn:
+            done = conn.execute(
+                "UPDATE runs SET heartbeat_at = ? WHERE id = ? AND owner = ?",
+                (time.time(), run_id, owner),
+            )
+            return done.rowcount == 1
 
     # -- iterations -------------------------------------------------------------------------
     def commit_iteration(self, commit: IterationCommit) -> None:
@@ -311,6 +370,7 @@ class SQLiteStore:
         run_id = commit.run_id
         try:
             with self._tx() as conn:
+                self._check_fence(conn, run_id)
                 conn.executemany(
                     "INSERT INTO programs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [

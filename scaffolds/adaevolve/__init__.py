@@ -10,6 +10,7 @@ prompt (search guidance, EXPLORE/EXPLOIT labels).  Sequential, as the reference.
 from __future__ import annotations
 
 from harness.core.blocks import BlockSpec, BuildContext
+from scaffolds._rng import block_rng
 from scaffolds.adaevolve.memory import ParadigmMemory, ParadigmMemoryConfig
 from scaffolds.adaevolve.policy import AdaEvolvePolicy, AdaEvolvePolicyConfig
 from scaffolds.adaevolve.population import AdaEvolveArchipelago, ArchipelagoConfig
@@ -34,7 +35,7 @@ def _policy(cfg: AdaEvolvePolicyConfig, ctx: BuildContext) -> AdaEvolvePolicy:
     # without breakthrough ideas; nothing else in it depends on the memory.
     memory = ctx.built["memory"]
     return AdaEvolvePolicy(
-        ctx.rng("selection_policy"),
+        block_rng(ctx, "selection_policy"),
         cfg,
         population,
         memory if isinstance(memory, ParadigmMemory) else None,

@@ -17,7 +17,6 @@ from typing import Any
 
 from harness.core.records import Program, Prompt, TaskInfo
 from harness.diffs import fenced
-from harness.llm.offline.paradigm_responder import PARADIGM_MARKER
 
 __all__ = ["format_guidance", "paradigm_prompt", "parse_ideas"]
 
@@ -25,13 +24,16 @@ FIELDS = ("idea", "description", "what_to_optimize", "cautions", "approach_type"
 REQUIRED = ("idea", "description", "approach_type")
 MAX_PROGRAM_CHARS = 20000
 MAX_FIELD_CHARS = 2000
+#: The request's title, written for the model that reads it (the guide model answers by the
+#: call's purpose, ``paradigm``, sent as request metadata; no model needs this line to route).
+TITLE = "# AdaEvolve paradigm request"
 
 
 def paradigm_prompt(
     best: Program, best_score: float, tried: list[str], task: TaskInfo, count: int
 ) -> Prompt:
     system = (
-        f"{PARADIGM_MARKER}\n\n"
+        f"{TITLE}\n\n"
         "You advise an evolutionary program search that has stopped improving. "
         "Propose fundamentally different approaches (algorithms, formulations, libraries) that "
         "could move the best program past its plateau, not small tweaks. Describe strategies "

@@ -6,13 +6,14 @@ The composition is ``config.yaml``; this package adds the ``best_of_n_reuse`` se
 from __future__ import annotations
 
 from harness.core.blocks import BlockSpec, BuildContext
+from scaffolds._rng import block_rng
 from scaffolds.best_of_n.policy import BestOfNConfig, BestOfNPolicy
 
 __all__ = ["BLOCKS"]
 
 
 def _build(cfg: BestOfNConfig, ctx: BuildContext) -> BestOfNPolicy:
-    return BestOfNPolicy(ctx.rng("selection_policy"), cfg)
+    return BestOfNPolicy(block_rng(ctx, "selection_policy"), cfg)
 
 
 BLOCKS = (

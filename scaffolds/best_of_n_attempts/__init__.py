@@ -6,6 +6,7 @@ The composition is ``config.yaml``; this package adds the ``best_of_n_attempts``
 from __future__ import annotations
 
 from harness.core.blocks import BlockSpec, BuildContext
+from scaffolds._rng import block_rng
 from scaffolds.best_of_n.policy import BestOfNConfig, BestOfNPolicy
 
 __all__ = ["BLOCKS", "BestOfNAttemptsPolicy"]
@@ -18,7 +19,7 @@ class BestOfNAttemptsPolicy(BestOfNPolicy):
 
 
 def _build(cfg: BestOfNConfig, ctx: BuildContext) -> BestOfNAttemptsPolicy:
-    return BestOfNAttemptsPolicy(ctx.rng("selection_policy"), cfg)
+    return BestOfNAttemptsPolicy(block_rng(ctx, "selection_policy"), cfg)
 
 
 BLOCKS = (

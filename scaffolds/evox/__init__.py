@@ -7,8 +7,10 @@ The composition is ``config.yaml``; this package adds EvoX's blocks: the keep-al
 parent label) and the ``strategy_history`` memory (history, fallback chain, stagnation trigger
 and meta-LLM rewrites).  Sequential, as the reference.
 
-A strategy sandbox factory can be injected through ``BuildEnv.extras["strategy_factory"]``
-(tests run strategies in local subprocesses that way).
+Strategy servers run in the sandbox sessions the run's Runtime serves (``BuildEnv.sessions``,
+under the Runtime's container cap, canaries and orphan reaping); a factory can be injected
+through ``BuildEnv.extras["strategy_factory"]`` (tests run strategies in local subprocesses
+that way).
 """
 
 from __future__ import annotations
@@ -17,15 +19,15 @@ from harness.components.blocks import build_default_prompt
 from harness.components.population import InMemoryPopulation
 from harness.components.prompt import DefaultPromptConfig
 from harness.core.blocks import BlockSpec, BuildContext
+from harness.core.errors import ConfigError
 from harness.evox.chain import StrategyChain
 from harness.evox.evolver import StrategyEvolver
 from harness.evox.history import StrategyHistory
 from harness.evox.labels import DEFAULT_DIVERGE, DEFAULT_REFINE
 from harness.evox.records import Labels
-from harness.evox.sandbox import StrategyFactory, make_factory
+from harness.evox.sandbox import LocalStrategyFactory, SessionStrategyFactory, StrategyFactory
 from harness.evox.scoring import switch_interval
 from harness.evox.strategies import SeedStrategy
-from harness.llm.offline.strategy_faults import directive
 from scaffolds.evox.config import EvolvedSamplerConfig, EvoxPopulationConfig, StrategyHistoryConfig
 from scaffolds.evox.memory import EvoxMemory, EvoxState
 from scaffolds.evox.policy import EvolvedStrategySampler
@@ -46,12 +48,17 @@ def _factory(ctx: BuildContext) -> StrategyFactory:
         return injected
     sampler = ctx.config.selection_policy
     assert isinstance(sampler, EvolvedSamplerConfig)  # guaranteed by the block requirements
-    sandbox = ctx.config.evaluator.sandbox if sampler.sandbox == "auto" else sampler.sandbox
-    return make_factory(
-        sandbox,
-        image=sampler.image,
-        run_id=ctx.env.run_id,
-        engine_wait_s=ctx.config.evaluator.engine_wait_s,
+    sessions = ctx.env.sessions
+    if sessions is None:
+        raise ConfigError("EvoX needs the run's sandbox sessions (BuildEnv.sessions)")
+    if sampler.sandbox in ("auto", sessions.kind):
+        return SessionStrategyFactory(sessions, image=sampler.image, run_id=ctx.env.run_id)
+    if sampler.sandbox == "local":
+        return LocalStrategyFactory()  # asked for explicitly (UNSAFE, and warned about)
+    raise ConfigError(
+        f"selection_policy.sandbox={sampler.sandbox} with evaluator.sandbox="
+        f"{ctx.config.evaluator.sandbox}: strategies run in the sandbox the run's evaluations "
+        "use; set evaluator.sandbox: docker (or selection_policy.sandbox: auto)"
     )
 
 
@@ -65,7 +72,6 @@ def _memory(cfg: StrategyHistoryConfig, ctx: BuildContext) -> EvoxMemory:
     env = ctx.env
     labels = _labels(cfg)
     history = StrategyHistory(env.rng("memory"), context_size=cfg.meta_context)
-    offline = ctx.config.llm.provider == "offline"
     evolver = StrategyEvolver(
         factory=_factory(ctx),
         history=history,
@@ -76,7 +82,6 @@ def _memory(cfg: StrategyHistoryConfig, ctx: BuildContext) -> EvoxMemory:
         validate=validate,
         retries=cfg.generation_retries,
         use_prefilter=cfg.prefilter,
-        fault_directive=directive(cfg.offline_faults) if offline else "",
         use_insight=cfg.use_llm_stats_insight,
     )
     state = EvoxState(

@@ -1,8 +1,8 @@
 """Config sections of the EvoX scaffold (defaults in ``config.yaml``, strict like every section).
 
 ``selection_policy`` configures how the evolved strategy runs (its sandbox and limits);
-``memory`` configures the strategy history: when to switch, how rewrites are vetted (Valid(·)
-limits), and fault injection for the offline meta-model.
+``memory`` configures the strategy history: when to switch and how rewrites are vetted
+(Valid(·) limits).  Fault injection is no setting: tests build the offline model with it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from pydantic import Field, field_validator
 from harness.core.validation import StrictModel
 from harness.evox.sandbox import ContainerLimits
 from harness.evox.valid import ValidConfig
-from harness.llm.offline.strategy_faults import FAULT_KINDS
 
 __all__ = [
     "ContainerSection",
@@ -114,17 +113,3 @@ class StrategyHistoryConfig(StrictModel):
     use_llm_stats_insight: bool = True
     prefilter: bool = True
     validation: ValidSection = ValidSection()
-    #: Offline meta-model only: probability per rewrite answer of each hostile strategy kind.
-    offline_faults: dict[str, float] = Field(default_factory=dict)
-
-    @field_validator("offline_faults")
-    @classmethod
-    def _known_faults(cls, value: dict[str, float]) -> dict[str, float]:
-        unknown = set(value) - set(FAULT_KINDS)
-        if unknown:
-            raise ValueError(
-                f"unknown fault kinds {sorted(unknown)}; valid: {', '.join(FAULT_KINDS)}"
-            )
-        if any(not 0 <= v <= 1 for v in value.values()) or sum(value.values()) > 1 + 1e-9:
-            raise ValueError("fault rates must lie in [0, 1] and sum to at most 1")
-        return value

@@ -7,6 +7,7 @@ the ``three_tier_explore_exploit`` selection policy and the ``openevolve_templat
 from __future__ import annotations
 
 from harness.core.blocks import BlockSpec, BuildContext
+from scaffolds._rng import block_rng
 from scaffolds.openevolve.population import MapElitesIslandsConfig, MapElitesIslandsPopulation
 from scaffolds.openevolve.prompt import OpenEvolvePromptBuilder, OpenEvolvePromptConfig
 from scaffolds.openevolve.selection import ThreeTierConfig, ThreeTierPolicy
@@ -18,21 +19,35 @@ THREE_TIER = frozenset({"three_tier"})
 
 
 def _population(cfg: MapElitesIslandsConfig, ctx: BuildContext) -> MapElitesIslandsPopulation:
-    return MapElitesIslandsPopulation(cfg, ctx.rng("population"))
+    return MapElitesIslandsPopulation(cfg, block_rng(ctx, "population"))
 
 
 def _selection(cfg: ThreeTierConfig, ctx: BuildContext) -> ThreeTierPolicy:
     population = ctx.built_as("population", MapElitesIslandsPopulation)
-    return ThreeTierPolicy(ctx.rng("selection_policy"), cfg, population)
+    reference = ctx.config.loop.reference_mode
+    return ThreeTierPolicy(
+        population.rng if reference else ctx.rng("selection_policy"),  # one shared stream
+        cfg,
+        population,
+        reference_mode=reference,
+        max_iterations=ctx.config.general.max_iterations,
+    )
 
 
 def _prompt(cfg: OpenEvolvePromptConfig, ctx: BuildContext) -> OpenEvolvePromptBuilder:
     population = ctx.built_as("population", MapElitesIslandsPopulation)
     # The card keeps the prompt's sizes under selection_policy: num_inspirations doubles as the
     # prompt's num_top_programs, num_diverse is its num_diverse_programs.
-    sizes = ctx.built_as("selection_policy", ThreeTierPolicy).config
+    policy = ctx.built_as("selection_policy", ThreeTierPolicy)
+    # Full rewrites when the proposer expects whole programs (diff_based_evolution: false).
+    diff_mode = getattr(ctx.built.get("proposer"), "response_kind", "diff") != "rewrite"
     return OpenEvolvePromptBuilder(
-        cfg, population, num_top=sizes.num_inspirations, num_diverse=sizes.num_diverse
+        cfg,
+        population,
+        num_top=policy.config.num_inspirations,
+        num_diverse=policy.config.num_diverse,
+        diff_mode=diff_mode,
+        context=policy,
     )
 
 
@@ -61,9 +76,10 @@ BLOCKS: tuple[BlockSpec, ...] = (
     BlockSpec(
         slot="prompt",
         name="openevolve_template",
-        summary="OpenEvolve's diff prompt: fitness, feature coordinates and focus areas, the "
-        "parent's execution output, previous attempts, top, diverse and inspiration programs "
-        "of its island, the current program, the SEARCH/REPLACE task.",
+        summary="OpenEvolve's prompt, diff or full rewrite as the proposer expects: fitness, "
+        "feature coordinates and focus areas, the parent's execution output, previous attempts, "
+        "top, diverse and inspiration programs of its island, the current program; a folder's "
+        "template_dir templates replace ours.",
         build=_prompt,
         config=OpenEvolvePromptConfig,
         requires={"population": frozenset({"map_elites"}), "selection_policy": THREE_TIER},

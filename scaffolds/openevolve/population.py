@@ -118,6 +118,8 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._diversity: dict[str, tuple[float, str]] = {}  # code digest -> (value, program id)
         self._frozen: dict[str, float] = {}  # code digest -> value against the full reference
         self._events: list[tuple[str, dict[str, Any]]] = []
+        #: Every program ever added or restored, members or not (for selections made earlier).
+        self._known: dict[str, Program] = {}
 
     # -- the population contract -------------------------------------------------------------
     def programs(self) -> Sequence[Program]:
@@ -135,9 +137,18 @@ class MapElitesIslandsPopulation(BasePopulation):
     def best(self) -> Program | None:
         return self._programs.get(self.best_id) if self.best_id else None
 
+    def lookup(self, program_id: str) -> Program:
+        """A program this population has held, member or not (a selection made earlier may
+        name one that has since left)."""
+        program = self._programs.get(program_id) or self._known.get(program_id)
+        if program is None:
+            raise HarnessError(f"program {program_id} was never in this population")
+        return program
+
     def add(self, program: Program) -> bool:
         if program.id in self._programs:
             return False
+        self._known[program.id] = program
         island = program.metadata.get("island")
         if not isinstance(island, int) or isinstance(island, bool):
             parent = self._programs.get(program.parent_id or "")
@@ -190,6 +201,10 @@ class MapElitesIslandsPopulation(BasePopulation):
                     coords.append(0)
                 else:
                     coords.append(self.scaler.bin(dim, self.fitness(program), bins))
+            elif program.metrics.get("validity") == 0:
+                # A failed evaluation reports no metric of the evaluator's own (OpenEvolve drops
+                # such a child with an error): bin 0, the program still recorded as failed.
+                coords.append(0)
             else:
                 raise HarnessError(
                     f"feature dimension {dim!r} is not a metric of program {program.id} "
@@ -445,6 +460,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         if any(p.code == program.code for p in self.island_members(target)):
             return {**move, "skipped": "identical code on the target island"}
         copy = step.new_program(program, metadata={"island": target, "migrant": True})
+        self._known[copy.id] = copy
         self._place(copy, target)
         return {**move, "copy": copy.id}
 
@@ -467,6 +483,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         }
 
     def load_state_dict(self, state: Mapping[str, Any], programs: Mapping[str, Program]) -> None:
+        self._known = dict(programs)
         self._programs = {pid: programs[pid] for pid in state["members"]}
         self._island_of = dict(zip(state["members"], state["island_of"], strict=True))
         self.islands = [dict.fromkeys(island) for island in state["islands"]]

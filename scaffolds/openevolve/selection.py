@@ -16,17 +16,38 @@
   ±2 step per dimension), and a uniform sample of the rest to fill.
 
 Every draw comes from the policy's own seeded RNG, in the reference's order.
+
+**Reference mode** (``loop.reference_mode``) reproduces OpenEvolve 0.4.0's process-pool
+schedule as well, for a run that can be compared with the reference draw for draw:
+
+- the population and the policy draw from one stream seeded with the run seed (the reference's
+  global ``random`` after ``random.seed(random_seed)``);
+- parents are sampled when the reference *submits* an iteration, not when it starts: first
+  ``min(max_iterations, num_islands * max(1, 2 * workers // num_islands))`` iterations at once
+  from the seed-only database, round the islands; then one per completed iteration, on the first
+  island with fewer than ``max(1, 2 * workers // num_islands)`` iterations in flight (``workers``
+  is OpenEvolve's ``evaluator.parallel_evaluations``).  Each sample keeps its island as it was
+  then, which the prompt shows (the reference's worker gets a database snapshot);
+- the prompt's own draws (diverse programs, template variations) come from a copy of the stream
+  taken right after the first sample: the reference's worker process is forked at the first
+  submission and draws from its own copy of ``random``.
+
+With one worker the reference completes iterations in submission order, so this schedule is
+exactly its; with more it is one of the orders the reference may take.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field, model_validator
 
 from harness.core.population import BasePopulation
 from harness.core.records import Program, Selection
+from harness.core.rng import rng_from_state, rng_state
 from harness.core.selection import BaseSelectionPolicy
 from harness.core.validation import StrictModel
 from scaffolds.openevolve.population import MapElitesIslandsPopulation
@@ -49,6 +70,9 @@ class ThreeTierConfig(StrictModel):
     #: Diverse programs the prompt samples from the island's next-best (num_diverse_programs);
     #: read by the openevolve_template prompt, kept here where the card names it.
     num_diverse: int = Field(2, ge=0)
+    #: OpenEvolve's worker processes (``evaluator.parallel_evaluations``): in reference mode
+    #: they set how many iterations it samples ahead (see the module docstring).
+    workers: int = Field(1, ge=1, le=256)
 
     @model_validator(mode="after")
     def _ratios(self) -> ThreeTierConfig:
@@ -60,19 +84,96 @@ class ThreeTierConfig(StrictModel):
         return self
 
 
+@dataclass
+class _Sampled:
+    """One iteration sampled ahead (reference mode), with its island as it was then."""
+
+    selection: Selection
+    context: list[Program] = field(default_factory=list)
+
+
 class ThreeTierPolicy(BaseSelectionPolicy):
     def __init__(
-        self, rng: random.Random, config: ThreeTierConfig, population: MapElitesIslandsPopulation
+        self,
+        rng: random.Random,
+        config: ThreeTierConfig,
+        population: MapElitesIslandsPopulation,
+        *,
+        reference_mode: bool = False,
+        max_iterations: int = 0,
     ) -> None:
         super().__init__(rng)
         self.config = config
         self.population = population
+        self.reference_mode = reference_mode
+        self.max_iterations = max_iterations
+        islands = len(population.islands)
+        batch = min(2 * config.workers, max_iterations)
+        #: Iterations in flight per island (the reference's ``batch_per_island``).
+        self.per_island = max(1, batch // islands) if batch > 0 else 0
+        self._ahead: dict[int, _Sampled] = {}
+        self._pending: dict[int, list[int]] = {i: [] for i in range(islands)}
+        self._next = 1
+        self._worker: random.Random | None = None
 
     def select(self, population: BasePopulation, iteration: int) -> Selection:
+        if not self.reference_mode or len(self.population) == 0:
+            return self._select(iteration, (max(iteration, 1) - 1) % len(self.population.islands))
+        self._schedule(iteration)
+        return self._ahead[iteration].selection
+
+    # -- the reference's submission schedule (reference mode) ---------------------------------
+    def _schedule(self, iteration: int) -> None:
+        """Sample as the reference submits: the first batch at once, then one iteration per
+        completed one (every iteration before ``iteration`` has completed by now)."""
+        if self._next == 1:
+            for island in range(len(self.population.islands)):
+                for _ in range(self.per_island):
+                    if self._next <= self.max_iterations:
+                        self._submit(island)
+        for done in [i for i in self._ahead if i < iteration]:
+            del self._ahead[done]
+            for queue in self._pending.values():
+                if done in queue:
+                    queue.remove(done)
+            for island, queue in self._pending.items():
+                if len(queue) < self.per_island and self._next <= self.max_iterations:
+                    self._submit(island)
+                    break
+        if iteration not in self._ahead:  # past the planned iterations (resume --iterations)
+            self._next = max(self._next, iteration)
+            self._submit(min(self._pending, key=lambda i: len(self._pending[i])))
+
+    def _submit(self, island: int) -> None:
+        iteration = self._next
+        selection = self._select(iteration, island)
+        parent = selection.parent
+        assert parent is not None
+        home = self.population.island_of(parent.id)
+        context = self.population.island_members(0 if home is None else home)
+        self._ahead[iteration] = _Sampled(selection, context)
+        self._pending[island].append(iteration)
+        self._next += 1
+        if self._worker is None:  # the reference forks its worker at the first submission
+            self._worker = random.Random()
+            self._worker.setstate(self.rng.getstate())
+
+    # -- what the prompt reads ----------------------------------------------------------------
+    def sampled_context(self, iteration: int) -> list[Program] | None:
+        """The parent's island as it was when iteration ``iteration`` was sampled (``None``:
+        the prompt reads the live population)."""
+        sampled = self._ahead.get(iteration)
+        return list(sampled.context) if sampled is not None else None
+
+    def prompt_rng(self) -> random.Random | None:
+        """The stream the prompt's draws come from (``None``: a per-prompt seeded RNG)."""
+        return self._worker if self.reference_mode else None
+
+    # -- sampling -------------------------------------------------------------------------------
+    def _select(self, iteration: int, island: int) -> Selection:
         pop = self.population
         if len(pop) == 0:
             return Selection(parent=None, info={"reason": "empty population: from scratch"})
-        island = (max(iteration, 1) - 1) % len(pop.islands)
         kinds: list[str] = []
         if pop.islands[island]:
             parent, tier = self._sample_island(island)
@@ -99,6 +200,45 @@ class ThreeTierPolicy(BaseSelectionPolicy):
             info=info,
             tags={"island": island, "mode": tier},
         )
+
+    # -- checkpoint -----------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        if self.reference_mode:
+            state["ahead"] = {
+                str(i): {
+                    "parent": s.selection.parent.id if s.selection.parent else None,
+                    "inspirations": [p.id for p in s.selection.inspirations],
+                    "info": dict(s.selection.info),
+                    "tags": dict(s.selection.tags),
+                    "context": [p.id for p in s.context],
+                }
+                for i, s in self._ahead.items()
+            }
+            state["pending"] = {str(k): list(v) for k, v in self._pending.items()}
+            state["next"] = self._next
+            state["worker"] = rng_state(self._worker) if self._worker is not None else None
+        return state
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        super().load_state_dict(state)
+        if not self.reference_mode:
+            return
+        find = self.population.lookup
+        self._ahead = {}
+        for key, item in state.get("ahead", {}).items():
+            parent = find(item["parent"]) if item["parent"] else None
+            selection = Selection(
+                parent=parent,
+                inspirations=tuple(find(pid) for pid in item["inspirations"]),
+                info=item["info"],
+                tags=item["tags"],
+            )
+            self._ahead[int(key)] = _Sampled(selection, [find(pid) for pid in item["context"]])
+        self._pending = {int(k): list(v) for k, v in state.get("pending", {}).items()}
+        self._next = int(state.get("next", 1))
+        worker = state.get("worker")
+        self._worker = rng_from_state(random.Random(), worker) if worker is not None else None
 
     # -- parent tiers -------------------------------------------------------------------------
     def _sample_island(self, island: int) -> tuple[Program, str]:

@@ -6,13 +6,14 @@ The composition is ``config.yaml``; this package adds the ``top_k`` selection bl
 from __future__ import annotations
 
 from harness.core.blocks import BlockSpec, BuildContext
+from scaffolds._rng import block_rng
 from scaffolds.topk.policy import TopKConfig, TopKPolicy
 
 __all__ = ["BLOCKS"]
 
 
 def _build(cfg: TopKConfig, ctx: BuildContext) -> TopKPolicy:
-    return TopKPolicy(ctx.rng("selection_policy"), cfg)
+    return TopKPolicy(block_rng(ctx, "selection_policy"), cfg)
 
 
 BLOCKS = (

@@ -9,7 +9,7 @@ import random
 from harness.core.prompt import PromptContext
 from harness.core.records import Attempt, Selection, TaskInfo
 from harness.diffs import find_fences
-from harness.llm.offline.paradigm_responder import PARADIGM_MARKER, paradigm_responder
+from harness.llm.offline.paradigm_responder import paradigm_responder
 from harness.llm.offline.responders import OfflineRequest, ResponseContext
 from scaffolds.adaevolve.paradigms import format_guidance, paradigm_prompt, parse_ideas
 from scaffolds.adaevolve.policy import EXPLORE_LABEL
@@ -43,9 +43,12 @@ def test_offline_model_answers_a_paradigm_request_with_as_many_valid_ideas_as_as
     best = program("p3", "def f():\n    return 1\n", 0.7)
     task = TaskInfo(description="Pack circles in a unit square.")
     prompt = paradigm_prompt(best, 0.7, ["FAILED: x - y (improvement: +0.0000)"], task, 4)
-    assert PARADIGM_MARKER in prompt.system and "FAILED: x - y" in prompt.user
+    assert "FAILED: x - y" in prompt.user
     request = OfflineRequest(
-        "offline", tuple((m["role"], m["content"]) for m in prompt.messages()), seed=1
+        "offline",
+        tuple((m["role"], m["content"]) for m in prompt.messages()),
+        seed=1,
+        purpose="paradigm",
     )
     responder = paradigm_responder()
     assert responder.detect(request)

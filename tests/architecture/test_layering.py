@@ -4,6 +4,10 @@ Nodes are packages: ``harness.<sub>`` for each subpackage (a top-level module of
 its own node), ``scaffolds`` and ``strategy_tests``.  Edges are imports anywhere in a module
 (function-level ones too: a lazy import is still a dependency), except under
 ``if TYPE_CHECKING:``.
+
+The offline model is a test double shipped with the product: production code may start it
+(``harness.llm.offline``'s surface) but never reaches its internals (responders, markers,
+fault injection), and scaffolds do not know it exists.
 """
 
 from __future__ import annotations
@@ -136,6 +140,71 @@ def test_scaffolds_do_not_reach_into_private_modules() -> None:
             if name.startswith("harness") and any(p.startswith("_") for p in name.split(".")):
                 offenders.append(f"{module} imports {name}")
     assert offenders == []
+
+
+OFFLINE = "harness.llm.offline"
+
+
+def _production_modules() -> list[tuple[str, set[str]]]:
+    """(module, what it imports) for every module of the product, the offline model excluded."""
+    found = []
+    for top in TOP:
+        for path in (ROOT / top).rglob("*.py"):
+            module = _module_name(path)
+            if module == OFFLINE or module.startswith(OFFLINE + "."):
+                continue
+            tree = ast.parse(path.read_text(), str(path))
+            found.append((module, _imports(tree, module, path.name == "__init__.py")))
+    return found
+
+
+def offline_model_leaks(modules: list[tuple[str, set[str]]]) -> list[str]:
+    """Imports of the offline model's internals, and any import of it outside ``harness``."""
+    leaks = []
+    for module, names in modules:
+        for name in sorted(names):
+            inside = name == OFFLINE or name.startswith(OFFLINE + ".")
+            if inside and (name != OFFLINE or not module.startswith("harness.")):
+                leaks.append(f"{module} imports {name}")
+    return leaks
+
+
+def test_production_code_never_reaches_into_the_offline_model() -> None:
+    assert offline_model_leaks(_production_modules()) == []
+
+
+def test_the_offline_model_check_can_fail() -> None:
+    modules = [
+        ("scaffolds.adaevolve.paradigms", {"harness.llm.offline.paradigm_responder"}),
+        ("scaffolds.evox", {"harness.llm.offline"}),
+        ("harness.llm.client", {"harness.llm.offline"}),
+        ("harness.evox.meta", {"harness.llm.offline.strategy_faults"}),
+    ]
+    assert offline_model_leaks(modules) == [
+        "scaffolds.adaevolve.paradigms imports harness.llm.offline.paradigm_responder",
+        "scaffolds.evox imports harness.llm.offline",
+        "harness.evox.meta imports harness.llm.offline.strategy_faults",
+    ]
+
+
+def module_cycles(package: str) -> list[list[str]]:
+    """Cycles between the modules of one package (function-level imports included)."""
+    folder = ROOT.joinpath(*package.split("."))
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in folder.glob("*.py"):
+        module = _module_name(path)
+        tree = ast.parse(path.read_text(), str(path))
+        for name in _imports(tree, module, path.name == "__init__.py"):
+            if name.startswith(package + ".") and name != module:
+                graph[module].add(name)
+    return _cycles(graph)
+
+
+def test_the_offline_models_modules_import_each_other_without_cycles() -> None:
+    """Its composition root (``server``, with ``default_responders``) sits on top; the
+    responders build on ``responders`` and never import back (no cycle kept apart by a local
+    import)."""
+    assert module_cycles(OFFLINE) == []
 
 
 def test_the_detector_finds_a_cycle() -> None:

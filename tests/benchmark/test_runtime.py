@@ -43,3 +43,53 @@ async def test_concurrent_runs_share_one_backend_and_match_runs_alone(tmp_path: 
         assert [p.code for p in store.programs(alone.run_id)] == [
             p.code for p in store.programs(summary.run_id)
         ]
+
+
+async def test_strategy_sessions_are_the_runtimes_containers_under_its_cap() -> None:
+    """An EvoX strategy server is a session of the Runtime's own backend: the same canaries,
+    the same owner and backend labels (so the same reaping), and the same container cap."""
+    import docker
+
+    from harness.core.config import EvaluatorConfig
+    from harness.core.errors import StrategyError
+    from harness.evox.sandbox import ContainerLimits, SessionStrategyFactory
+    from harness.sandbox.docker_backend import DockerBackend
+    from harness.sandbox.ownership import BACKEND_LABEL, OWNER_LABEL, ROLE_LABEL, RUN_LABEL
+    from harness.sandbox.sessions import DockerSession
+
+    ev = EvaluatorConfig()
+    runtime = Runtime(max_containers=1)
+    try:
+        sessions = await runtime.sessions(ev, "run-s")
+        assert runtime.canary_runs == 0 and not runtime.backends  # opened on first use
+        client = SessionStrategyFactory(sessions, run_id="run-s").client(ContainerLimits())
+        await client.start()
+        try:
+            (backend,) = runtime.backends
+            assert isinstance(backend, DockerBackend) and runtime.canary_runs == 1
+            session = client.transport.session  # type: ignore[attr-defined]
+            assert isinstance(session, DockerSession)
+            labels = session.container.labels
+            assert labels[BACKEND_LABEL] == backend.instance
+            assert labels[OWNER_LABEL] == backend.owner
+            assert (labels[ROLE_LABEL], labels[RUN_LABEL]) == ("strategy", "run-s")
+            # A request holds the one slot: an evaluation waits for it, and the other way round.
+            slot = runtime._slot
+            assert slot is not None
+            async with slot:
+                call = asyncio.create_task(client.count("main"))
+                await asyncio.sleep(0.3)
+                assert not call.done()  # waiting for the slot the evaluation holds
+            with pytest.raises(StrategyError, match="main"):  # no handle "main": the call ran
+                await call
+            assert slot.peak == 1
+        finally:
+            await client.close()
+        gone = docker.from_env()
+        try:
+            with pytest.raises(docker.errors.NotFound):
+                gone.containers.get(session.container.id)
+        finally:
+            gone.close()
+    finally:
+        await runtime.aclose()

@@ -133,6 +133,7 @@ def test_unreachable_llm_endpoint(existing: Path) -> None:
     assert_store_intact(existing)
 
 
+@pytest.mark.slow
 def test_resume_unknown_run(existing: Path) -> None:
     proc = galapagos("resume", "no-such-run", store=existing)
     assert_clean_error(proc, 2, "no run 'no-such-run'", "galapagos runs")

@@ -23,6 +23,7 @@ def stored_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return store, json.loads(proc.stdout)["run_id"]
 
 
+@pytest.mark.slow
 def test_tasks_json_names_the_best_stored_run(stored_run: tuple[Path, str]) -> None:
     store, run_id = stored_run
     proc = galapagos("tasks", "--store", str(store), "--json")
@@ -33,6 +34,7 @@ def test_tasks_json_names_the_best_stored_run(stored_run: tuple[Path, str]) -> N
     assert rows["circle_packing"]["best_stored_run"] is None
 
 
+@pytest.mark.slow
 def test_tasks_table_shows_the_best_run_id(stored_run: tuple[Path, str]) -> None:
     store, run_id = stored_run
     proc = galapagos("tasks", "--store", str(store))

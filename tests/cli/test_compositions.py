@@ -37,6 +37,7 @@ selection_policy:
 """
 
 
+@pytest.mark.slow
 def test_blocks_json_lists_named_blocks_for_all_six_slots() -> None:
     proc = galapagos("blocks", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -71,6 +72,7 @@ def test_scaffolds_json_gives_each_composition() -> None:
     assert all(set(row["composition"]) == set(SLOTS) for row in rows.values())
 
 
+@pytest.mark.slow
 def test_an_incompatible_composition_is_one_line_naming_both_blocks(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(
@@ -110,6 +112,7 @@ def test_a_malformed_composition_is_refused_with_the_remedy(
     assert expected in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_swapping_one_block_with_set_takes_that_blocks_defaults(tmp_path: Path) -> None:
     """``--set blocks.proposer=full_rewrite`` on topk drops the diff proposer's section."""
     proc = galapagos(

@@ -145,6 +145,7 @@ def note(stderr: str, marker: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_an_openevolve_folder_sends_its_system_message_and_names_what_it_ignores(
     tmp_path: Path,
 ) -> None:
@@ -155,7 +156,8 @@ def test_an_openevolve_folder_sends_its_system_message_and_names_what_it_ignores
     assert summary["max_iterations"] == 2  # the folder's max_iterations, as a default
     assert summary["seed"] == 9  # its random_seed
     assert_system_message(store, summary["run_id"], OE_MESSAGE)
-    unused = note(proc.stderr, "not used here")
+    # Run with topk: the openevolve method's keys are named as such, with why.
+    unused = note(proc.stderr, "openevolve's settings")
     for key in ("prompt.num_top_programs", "database.population_size", "database.num_islands",
                 "evaluator.parallel_evaluations"):  # fmt: skip
         assert key in unused
@@ -176,6 +178,7 @@ def test_an_openevolve_folder_sends_its_system_message_and_names_what_it_ignores
     ]
 
 
+@pytest.mark.slow
 def test_flags_and_set_override_the_folders_defaults(tmp_path: Path) -> None:
     path = folder(tmp_path, "oe", OPENEVOLVE)
     proc, store = run(tmp_path, path, "-i", "1", "--set", "prompt.system_message=mine")
@@ -193,6 +196,7 @@ def test_flags_and_set_override_the_folders_defaults(tmp_path: Path) -> None:
     assert "llm." not in overridden
 
 
+@pytest.mark.slow
 def test_models_and_seed_given_by_you_are_not_named_as_the_folders(tmp_path: Path) -> None:
     path = folder(tmp_path, "oe", OPENEVOLVE)
     proc, _ = run(tmp_path, path, "--set", "llm.models=[{name: mine}]", "--seed", "4")
@@ -205,6 +209,7 @@ def test_models_and_seed_given_by_you_are_not_named_as_the_folders(tmp_path: Pat
     assert "random_seed → seed" in overridden
 
 
+@pytest.mark.slow
 def test_a_skydiscover_folder_reads_its_system_message_file(tmp_path: Path) -> None:
     path = folder(tmp_path, "sd", SKYDISCOVER)
     (path / "system_prompt.txt").write_text(SD_MESSAGE)
@@ -212,12 +217,14 @@ def test_a_skydiscover_folder_reads_its_system_message_file(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert_system_message(store, summary["run_id"], SD_MESSAGE)
-    unused = note(proc.stderr, "not used here")
-    assert "search.type" in unused and "search.num_context_programs" in unused
-    assert "monitor.enabled" in unused
-    assert "config.yaml (skydiscover format) applies" in proc.stderr
+    # topk is the folder's method: its search keys apply; the dashboard is named.
+    applied = note(proc.stderr, "applies:")
+    assert "search.num_context_programs → selection_policy.num_inspirations" in applied
+    assert "monitor.enabled" in note(proc.stderr, "not used here")
+    assert "search.type" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_task_config_chooses_another_file_of_the_folder(tmp_path: Path) -> None:
     path = folder(tmp_path, "oe", None)
     (path / "config_phase_1.yaml").write_text("max_iterations: 1\nprompt:\n  system_message: P1\n")
@@ -258,6 +265,7 @@ def test_a_bad_folder_config_is_one_line_with_its_file(
     assert " at line " in lines[0] and ", column " in lines[0]
 
 
+@pytest.mark.slow
 def test_a_bad_search_default_is_reported_against_the_folders_file(tmp_path: Path) -> None:
     path = folder(tmp_path, "bad", "max_iterations: -3\ndatabase: {}\n")
     proc, _ = run(tmp_path, path)
@@ -276,6 +284,7 @@ def test_an_unreachable_endpoint_of_the_folder_says_where_it_came_from(tmp_path:
     assert f"llm.api_base in {path / 'config.yaml'}; pass --api-base" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_native_task_sends_its_own_system_message(tmp_path: Path) -> None:
     shipped = load_task("function_minimization")
     proc, store = run(tmp_path / "a", "function_minimization", "-i", "1")
@@ -294,6 +303,7 @@ def test_a_native_task_sends_its_own_system_message(tmp_path: Path) -> None:
     assert_system_message(store, json.loads(proc.stdout)["run_id"], NATIVE_MESSAGE)
 
 
+@pytest.mark.slow
 def test_task_check_reports_what_the_folders_config_contributes(tmp_path: Path) -> None:
     path = folder(tmp_path, "oe", OPENEVOLVE)
     proc = galapagos("task", "check", str(path), "--sandbox", "local", "--json", timeout=600)
@@ -310,7 +320,9 @@ def test_task_check_reports_what_the_folders_config_contributes(tmp_path: Path) 
         "evaluator.cascade_thresholds",
     ]
     assert data["search_defaults"]["general.max_iterations"] == "max_iterations"
-    assert "database.num_islands" in data["not_used"]
+    assert data["method"] == data["scaffold"] == "openevolve"
+    assert data["method_defaults"]["population.num_islands"] == "database.num_islands"
+    assert data["not_used"] == [] and data["not_used_why"] == {}  # every key applies
 
 
 def seed_result(store: Path, proc: Any) -> Any:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from harness.store.sqlite import SQLiteStore
 from tests.cli.helpers import galapagos
 
 
+@pytest.mark.slow
 def test_resume_with_a_higher_token_cap_continues_a_budget_stopped_run(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     first = galapagos(
@@ -50,6 +53,7 @@ def test_resume_with_a_higher_token_cap_continues_a_budget_stopped_run(tmp_path:
         st.close()
 
 
+@pytest.mark.slow
 def test_resume_refuses_a_cost_cap_that_is_not_a_positive_number(tmp_path: Path) -> None:
     proc = galapagos("resume", "whatever", "--max-cost", "nan", store=tmp_path / "s.sqlite")
     assert proc.returncode == 2

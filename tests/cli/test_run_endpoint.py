@@ -47,6 +47,7 @@ def interrupted(plan: RunPlan, store: SQLiteStore) -> RunSummary:
     return asyncio.run(go())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["flags", "config_file"])
 def test_resume_uses_the_endpoint_the_run_started_with(
     how: str, stand_in: OfflineServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -105,6 +106,7 @@ def test_resume_reads_configs_stored_with_an_implicit_provider(tmp_path: Path) -
     assert resumed.config.llm.api_base == "http://127.0.0.1:9/v1"
 
 
+@pytest.mark.slow
 def test_cli_names_the_endpoint_configured_in_a_file(
     stand_in: OfflineServer, tmp_path: Path
 ) -> None:

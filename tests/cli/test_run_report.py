@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
@@ -65,6 +66,7 @@ def test_a_healthy_run_prints_no_warning(tmp_path: Path) -> None:
     assert "warning" not in result.stderr
 
 
+@pytest.mark.slow
 def test_an_ambiguous_prefix_lists_the_runs_it_matches(tmp_path: Path) -> None:
     store = str(tmp_path / "store.sqlite")
     ids = []

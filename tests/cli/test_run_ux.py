@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
@@ -55,6 +56,7 @@ def test_quiet_prints_no_progress(tmp_path: Path) -> None:
     assert "run " in result.stdout  # the summary stays
 
 
+@pytest.mark.slow
 def test_hints_keep_the_store_they_were_given(tmp_path: Path) -> None:
     store = tmp_path / "elsewhere.sqlite"
     result = local(store, "run", "-s", "topk", "-t", "function_minimization", "-i", "1")
@@ -79,6 +81,7 @@ def test_listings_of_a_store_not_yet_created_are_empty(tmp_path: Path) -> None:
     assert not missing.parent.exists()  # nothing was created
 
 
+@pytest.mark.slow
 def test_resume_with_more_iterations_equals_asking_for_them_at_the_start(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     whole = run_json(store, "-s", "best_of_n", "-i", "6", "--seed", "4")
@@ -98,6 +101,7 @@ def test_resume_with_more_iterations_equals_asking_for_them_at_the_start(tmp_pat
     assert fewer.exit_code == 2 and "give a larger total" in fewer.stderr
 
 
+@pytest.mark.slow
 def test_a_new_run_starts_from_another_runs_best_program(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     first = run_json(store, "-s", "topk", "-i", "3")

@@ -19,6 +19,7 @@ from harness.evaluation.task import load_task
 from harness.sandbox import make_backend
 
 runner = CliRunner()
+pytestmark = pytest.mark.slow  # the module fixture runs an EvoX search (seconds)
 
 
 def cli(*args: str) -> Any:

@@ -41,6 +41,10 @@ BASES = {
     "memory": BaseMemory,
 }
 STATE_KEYS = {"population": "population", "selection_policy": "selection", "memory": "memory"}
+#: The scaffolds for the run-twice tests; EvoX's (strategies in subprocesses, seconds each) are
+#: marked slow, out of the fast tier.
+SLOW = pytest.mark.slow
+RUN_TWICE = [pytest.param(n, marks=SLOW) if n == "evox" else n for n in list_scaffolds()]
 
 
 def _normal(value: Any) -> Any:
@@ -138,7 +142,7 @@ def test_built_blocks_honour_their_slot_contracts(name: str, tmp_path: Path) -> 
     assert any(e.iteration == 0 and e.kind == "seed" for e in built.store.events("conf"))
 
 
-@pytest.mark.parametrize("name", list_scaffolds())
+@pytest.mark.parametrize("name", RUN_TWICE)
 def test_resume_after_a_stop_equals_an_uninterrupted_run(name: str, tmp_path: Path) -> None:
     full_lineage, full_state, full_events = uninterrupted(name, tmp_path)
     split_lineage, split_state, split_events, _ = interrupted_then_resumed(name, tmp_path)
@@ -169,7 +173,7 @@ def _stateful_slots(name: str, tmp: Path) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("name", list_scaffolds())
+@pytest.mark.parametrize("name", RUN_TWICE)
 def test_every_stateful_block_must_be_restored(name: str, tmp_path: Path) -> None:
     """Disabling one block's ``load_state_dict`` breaks the resume comparison above."""
     slots = _stateful_slots(name, tmp_path)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from harness.core.scoring import get_score, is_failure
 from tests.oracles import cases
 from tests.oracles.reference import REGENERATE, Reference, golden
@@ -54,6 +56,7 @@ def test_failure_predicate_equals_head_on_every_case() -> None:
     )
 
 
+@pytest.mark.slow
 def test_scoring_is_where_0_1_0_and_head_differ(reference: Reference) -> None:
     scores, failures = cases.score_cases(), cases.failure_cases()
     old = reference.probe("get_scores", scores)

@@ -10,9 +10,9 @@ from harness.evox.labels import default_labels
 from harness.evox.prefilter import prefilter
 from harness.evox.sandbox import (
     ContainerLimits,
-    DockerStrategyFactory,
     LocalStrategyFactory,
     StrategyFactory,
+    make_factory,
 )
 from harness.evox.valid import ValidConfig
 from harness.sandbox.pytest_plugin import no_leaked_containers  # noqa: F401 (fixture)
@@ -60,10 +60,10 @@ def local_factory() -> LocalStrategyFactory:
 
 
 @pytest.fixture(scope="session")
-def docker_factory() -> Iterator[DockerStrategyFactory]:
+def docker_factory() -> Iterator[StrategyFactory]:
     from harness.sandbox.images import build_images
 
     build_images(["python-eval"])
-    factory = DockerStrategyFactory()
+    factory = make_factory("docker")
     yield factory
     factory.close()

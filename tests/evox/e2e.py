@@ -2,8 +2,9 @@
 
 Everything is real: the task's evaluator in Docker, strategies in Docker, the ``openai`` client
 over HTTP against the offline model server.  The one difference from ``harness.runs.execute``:
-the offline server is started here with the EvoX strategy responder first in its chain (until
-``default_responders`` lists it) and reached as an OpenAI-compatible endpoint.
+the offline server is started here with strategy fault injection (``--faults``: the rates of
+hostile strategies, a test seam no run config has) and reached as an OpenAI-compatible
+endpoint.
 
     python -m tests.evox.e2e --task circle_packing --iterations 60 [--faults …] [--seed 0]
 """
@@ -16,6 +17,8 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from harness.core.config import GeneralConfig
 from harness.core.controller import Controller, RunSummary
@@ -32,7 +35,7 @@ from harness.llm.offline.responders import diff_responder, rewrite_responder
 from harness.llm.offline.server import start_offline_server
 from harness.llm.offline.strategy_responder import strategy_responder
 from harness.llm.usage import UsageMeter
-from harness.sandbox import make_backend
+from harness.runtime import Runtime
 from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 
@@ -54,7 +57,6 @@ async def run_evox(
         overrides=[
             f"general.max_iterations={iterations}",
             f"seed={seed}",
-            f"memory.offline_faults={faults}",
             *(overrides or []),
         ],
     )
@@ -63,7 +65,7 @@ async def run_evox(
         seed=seed,
         responders=(
             guide_responder(),
-            strategy_responder(),
+            strategy_responder(faults=yaml.safe_load(faults) or {}),
             diff_responder(),
             rewrite_responder(),
         ),
@@ -76,9 +78,11 @@ async def run_evox(
         api_key="offline",
     )
     client = await open_llm(settings, rng=make_rng(seed, "llm.ensemble"), meter=meter)
-    backend = make_backend("docker")
+    runtime = Runtime()  # every container of the run: evaluations and strategy sessions
+    backend = await runtime.backend(config.evaluator, run_id)
     evaluator = TaskEvaluator(loaded, backend, run_id=run_id)
     env = BuildEnv(
+        sessions=await runtime.sessions(config.evaluator, run_id),
         seed=seed,
         evaluator=evaluator,
         task=TaskInfo(
@@ -114,6 +118,7 @@ async def run_evox(
     finally:
         await scaffold.aclose()  # type: ignore[attr-defined]
         await evaluator.aclose()
+        await runtime.aclose()
         await client.aclose()
         server.close()
     return summary, store, scaffold

@@ -1,9 +1,9 @@
 """EvoX test doubles: the offline model in-process, a scored-by-regex evaluator, a run builder.
 
-The chat model answers exactly as the offline server would (same ``answer`` function, the
-strategy responder first), minus HTTP.  The evaluator reads ``score = x`` from the code with a
-regex: nothing the offline model wrote is executed on the host.  Strategy sandboxes are real
-(subprocess or Docker, chosen by the test).
+The chat model answers exactly as the offline server would (same ``answer`` function and
+default chain, routed by the call's purpose), minus HTTP.  The evaluator reads ``score = x``
+from the code with a regex: nothing the offline model wrote is executed on the host.  Strategy
+sandboxes are real (subprocess or Docker, chosen by the test).
 """
 
 from __future__ import annotations
@@ -22,11 +22,8 @@ from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.scaffold import Scaffold
 from harness.evox.sandbox import StrategyFactory
 from harness.llm.config import FaultRates
-from harness.llm.offline.guide_responder import guide_responder
-from harness.llm.offline.paradigm_responder import paradigm_responder
-from harness.llm.offline.responders import OfflineRequest, diff_responder, rewrite_responder
-from harness.llm.offline.server import answer
-from harness.llm.offline.strategy_responder import strategy_responder
+from harness.llm.offline.responders import OfflineRequest
+from harness.llm.offline.server import answer, default_responders
 from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 from tests.fakes import SimpleMeter
@@ -51,13 +48,7 @@ class OfflineChat:
         #: Fixed answers to strategy prompts, used in turn (the offline responder otherwise).
         self.strategies = list(strategies or [])
         self.calls: list[tuple[str, list[dict[str, str]]]] = []
-        self.responders = (
-            paradigm_responder(),
-            guide_responder(),
-            strategy_responder(),
-            diff_responder(),
-            rewrite_responder(),
-        )
+        self.responders = default_responders()
 
     async def generate(self, prompt: Prompt, *, purpose: str, seed: int) -> LLMCall:
         return await self.complete(prompt.messages(), seed=seed, purpose=purpose)
@@ -71,7 +62,7 @@ class OfflineChat:
             code = self.strategies.pop(0)
             return LLMCall(model="fixed", text=f"```python\n{code}\n```", purpose=purpose)
         request = OfflineRequest(
-            "offline", tuple((m["role"], m["content"]) for m in messages), seed
+            "offline", tuple((m["role"], m["content"]) for m in messages), seed, purpose
         )
         text = answer(request, seed=self.seed, faults=FaultRates(), responders=self.responders)
         return LLMCall(

@@ -7,12 +7,14 @@ be gone after ``close()`` — the figures (deadline vs. removal) are ``bench/kil
 
 from __future__ import annotations
 
+import docker
 import docker.errors
 import pytest
 
 from harness.core.errors import StrategyError
-from harness.evox.docker_transport import DockerTransport
-from harness.evox.sandbox import ContainerLimits, DockerStrategyFactory
+from harness.evox.sandbox import ContainerLimits, StrategyFactory
+from harness.evox.transport import SessionTransport
+from harness.sandbox.sessions import DockerSession
 from tests.evox.conftest import valid
 from tests.evox.strategies import module
 
@@ -23,13 +25,15 @@ FLOOD = module(sample="_line = 'y' * 65536\nwhile True:\n    print(_line)")
 
 
 async def test_a_flooding_call_fails_at_its_deadline_and_its_container_is_removed(
-    docker_factory: DockerStrategyFactory,
+    docker_factory: StrategyFactory,
 ) -> None:
     client = docker_factory.client(ContainerLimits(memory_mb=256, call_s=2.0))
     await client.start()
     transport = client.transport
-    assert isinstance(transport, DockerTransport) and transport.container is not None
-    name = transport.container.name
+    assert isinstance(transport, SessionTransport)
+    session = transport.session
+    assert isinstance(session, DockerSession) and session.container is not None
+    name = session.container.name
     try:
         await client.load(FLOOD, {}, 0)
         await client.new("main")
@@ -38,15 +42,19 @@ async def test_a_flooding_call_fails_at_its_deadline_and_its_container_is_remove
             await client.sample(4)
         assert caught.value.kind == "timeout"
         assert "did not answer 'sample' within its deadline" in str(caught.value)
-        assert transport.stream is not None and transport.stream.stderr_bytes > 1 << 20
+        assert session.stream is not None and session.stream.stderr_bytes > 1 << 20
     finally:
         await client.close()
-    with pytest.raises(docker.errors.NotFound):
-        docker_factory.docker.containers.get(name)
+    engine = docker.from_env()
+    try:
+        with pytest.raises(docker.errors.NotFound):
+            engine.containers.get(name)
+    finally:
+        engine.close()
 
 
 async def test_valid_rejects_a_flooding_strategy_and_leaves_no_container(
-    docker_factory: DockerStrategyFactory,
+    docker_factory: StrategyFactory,
 ) -> None:
     report = await valid(FLOOD, docker_factory)
     failed = report.failure

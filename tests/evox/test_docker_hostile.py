@@ -10,7 +10,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from harness.evox.sandbox import DockerStrategyFactory
+from harness.evox.sandbox import StrategyFactory
 from harness.llm.offline.strategy_faults import LATENT_FAULTS
 from harness.llm.offline.strategy_templates import random_variant, render
 from harness.sandbox import ownership
@@ -50,7 +50,7 @@ def my_strategy_containers() -> list[str]:
 
 @pytest.mark.parametrize("fault", sorted(GATE))
 async def test_hostile_code_is_rejected_before_deployment(
-    fault: str, docker_factory: DockerStrategyFactory
+    fault: str, docker_factory: StrategyFactory
 ) -> None:
     code = render(random_variant(random.Random(fault)), fault)
     report = await valid_source(code, docker_factory)
@@ -60,7 +60,7 @@ async def test_hostile_code_is_rejected_before_deployment(
 
 @pytest.mark.parametrize("fault", LATENT_FAULTS)
 async def test_latent_faults_fall_back_at_run_time_and_lose_nothing(
-    fault: str, docker_factory: DockerStrategyFactory, tmp_path: Path
+    fault: str, docker_factory: StrategyFactory, tmp_path: Path
 ) -> None:
     hostile = render(random_variant(random.Random(fault)), fault, fuse=2)
     overrides = [

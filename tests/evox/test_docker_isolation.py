@@ -19,7 +19,7 @@ from harness.components.population import InMemoryPopulation
 from harness.core.errors import StrategyError
 from harness.core.records import Program
 from harness.evox.labels import default_labels
-from harness.evox.sandbox import ContainerLimits, DockerStrategyFactory
+from harness.evox.sandbox import ContainerLimits, StrategyFactory
 from harness.evox.seed import seed_source
 from harness.evox.strategies import RemoteStrategy
 from tests.evox.conftest import valid_source
@@ -97,7 +97,7 @@ def program(i: int) -> Program:
 
 
 async def deploy(
-    factory: DockerStrategyFactory, source: str, limits: ContainerLimits | None = None
+    factory: StrategyFactory, source: str, limits: ContainerLimits | None = None
 ) -> RemoteStrategy:
     strategy = RemoteStrategy(
         "spy",
@@ -112,7 +112,7 @@ async def deploy(
 
 
 async def test_a_strategy_container_cannot_reach_the_host(
-    docker_factory: DockerStrategyFactory,
+    docker_factory: StrategyFactory,
     tmp_path: Path,
     listener: tuple[int, list[str]],
     monkeypatch: pytest.MonkeyPatch,
@@ -154,13 +154,13 @@ async def test_a_strategy_container_cannot_reach_the_host(
 
 
 async def test_strategy_containers_are_hardened_and_removed_on_close(
-    docker_factory: DockerStrategyFactory,
+    docker_factory: StrategyFactory,
 ) -> None:
     strategy = await deploy(
         docker_factory, seed_source(), ContainerLimits(memory_mb=256, cpus=0.5, pids=24)
     )
     transport = strategy.client.transport
-    container = transport.container  # type: ignore[attr-defined]
+    container = transport.session.container  # type: ignore[attr-defined]
     try:
         container.reload()
         host = container.attrs["HostConfig"]
@@ -187,11 +187,11 @@ async def test_strategy_containers_are_hardened_and_removed_on_close(
 
 
 async def test_a_missed_deadline_kills_the_container(
-    docker_factory: DockerStrategyFactory,
+    docker_factory: StrategyFactory,
 ) -> None:
     hang = module(sample="while True:\n    pass")
     strategy = await deploy(docker_factory, hang, ContainerLimits(call_s=1.0))
-    container = strategy.client.transport.container  # type: ignore[attr-defined]
+    container = strategy.client.transport.session.container  # type: ignore[attr-defined]
     try:
         await strategy.add([program(0)])
         with pytest.raises(StrategyError) as info:
@@ -206,7 +206,7 @@ async def test_a_missed_deadline_kills_the_container(
 
 
 async def test_the_seed_strategy_passes_valid_in_docker(
-    docker_factory: DockerStrategyFactory,
+    docker_factory: StrategyFactory,
 ) -> None:
     report = await valid_source(seed_source(), docker_factory)
     assert report.passed, report.feedback()

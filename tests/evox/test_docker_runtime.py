@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.evox.sandbox import DockerStrategyFactory
+from harness.evox.sandbox import StrategyFactory
 from tests.evox.fakes import OfflineChat, evox_run
 from tests.evox.strategies import GOOD, RAISES_IN_SAMPLE_LATER
 from tests.evox.test_docker_hostile import my_strategy_containers
@@ -16,7 +16,7 @@ RUN = "evox-test"
 
 
 async def test_a_valid_strategy_that_raises_in_sample_at_iteration_k_falls_back(
-    tmp_path: Path, docker_factory: DockerStrategyFactory
+    tmp_path: Path, docker_factory: StrategyFactory
 ) -> None:
     chat = OfflineChat(strategies=[GOOD, RAISES_IN_SAMPLE_LATER.replace("{fuse}", "2"), GOOD])
     ctl, scaffold, store, _ = evox_run(
@@ -45,7 +45,7 @@ async def test_a_valid_strategy_that_raises_in_sample_at_iteration_k_falls_back(
 
 
 async def test_resume_recreates_the_strategy_containers_and_continues_identically(
-    tmp_path: Path, docker_factory: DockerStrategyFactory
+    tmp_path: Path, docker_factory: StrategyFactory
 ) -> None:
     overrides = ["memory.switch_interval=3"]
     ctl, scaffold, store, _ = evox_run(

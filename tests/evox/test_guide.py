@@ -214,6 +214,7 @@ def test_failed_guide_calls_fall_back_and_never_fail_the_run(
     assert not store.events(RUN, ["hook_skipped"])
 
 
+@pytest.mark.slow
 def test_operators_are_reused_after_a_resume(tmp_path: Path, server: OfflineServer) -> None:
     path = tmp_path / "s.sqlite"
     ctl, scaffold, store, client = build(path, server, iterations=8)

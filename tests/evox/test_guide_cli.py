@@ -47,6 +47,7 @@ def secret_task(tmp_path: Path, *, leak: bool = False) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_the_model_view_keeps_hidden_data_out_and_task_check_catches_a_leak(
     tmp_path: Path,
 ) -> None:
@@ -62,6 +63,7 @@ def test_the_model_view_keeps_hidden_data_out_and_task_check_catches_a_leak(
     assert check["status"] == "fail" and "reference_solution.txt" in check["detail"]
 
 
+@pytest.mark.slow
 def test_no_stored_prompt_of_an_evox_run_holds_hidden_data(tmp_path: Path) -> None:
     folder = secret_task(tmp_path)
     store = tmp_path / "s.sqlite"

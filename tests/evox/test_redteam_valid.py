@@ -127,6 +127,7 @@ async def test_a_memory_bomb_is_rejected_with_its_real_peak(factory: StrategyFac
     assert abs(int(stated[1]) - peak) <= 0.55, (failed.detail, peak)
 
 
+@pytest.mark.slow
 async def test_a_slow_add_is_stopped_on_its_first_call(factory: StrategyFactory) -> None:
     report = await valid(SLOW_ADD, factory)
     failed = report.failure
@@ -154,6 +155,7 @@ async def test_a_thread_bomb_is_rejected(factory: StrategyFactory) -> None:
         assert report.resources["readings"] == "/proc"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "source", [SLOW_EVERYTHING, HANGS, HANGS_AT_IMPORT], ids=["slow_calls", "hang", "import"]
 )

@@ -101,6 +101,7 @@ def disagreements(ours: dict[str, str | None], theirs: dict[str, list[Any]]) -> 
     return out
 
 
+@pytest.mark.slow
 async def test_valid_agrees_with_the_reference_validator_on_its_own_checks(
     tmp_path: Path, local_factory: Any, reference: Reference
 ) -> None:
@@ -123,6 +124,7 @@ async def test_valid_agrees_with_the_reference_validator_on_its_own_checks(
     assert sum(1 for c in ours.values() if c is not None) >= 9  # every check's name compared
 
 
+@pytest.mark.slow
 async def test_valid_agrees_with_heads_validator_on_its_own_checks(local_factory: Any) -> None:
     """The fixtures as written (HEAD's ``num_context_programs``) against HEAD's recorded
     verdicts and failing checks, boundary cases included."""

@@ -7,19 +7,15 @@ import random
 import pytest
 
 from harness.evox.history import StrategyRecord
-from harness.evox.meta import MARKER, build_prompt, read_strategy
+from harness.evox.meta import build_prompt, read_strategy
 from harness.evox.prefilter import prefilter
 from harness.evox.sandbox import LocalStrategyFactory
 from harness.evox.seed import seed_source
+from harness.llm.config import FaultRates
 from harness.llm.offline.responders import OfflineRequest, ResponseContext
-from harness.llm.offline.strategy_faults import (
-    FAULT_KINDS,
-    LATENT_FAULTS,
-    directive,
-    draw,
-    parse_directive,
-)
-from harness.llm.offline.strategy_responder import STRATEGY_MARKER, answer_strategy
+from harness.llm.offline.server import answer, default_responders
+from harness.llm.offline.strategy_faults import FAULT_KINDS, LATENT_FAULTS, check_rates, draw
+from harness.llm.offline.strategy_responder import answer_strategy, strategy_responder
 from harness.llm.offline.strategy_templates import parse_variant, random_variant, render
 from tests.evox.conftest import valid_source
 
@@ -32,24 +28,18 @@ GATES = {
 }
 
 
-def request(source: str, faults: dict[str, float] | None = None, seed: int = 1) -> OfflineRequest:
+def request(source: str, seed: int = 1) -> OfflineRequest:
     parent = StrategyRecord("s1", source)
-    prompt = build_prompt(
-        parent=parent,
-        others=[],
-        task="toy",
-        window="w",
-        population="p",
-        fault_directive=directive(faults or {}),
-    )
-    return OfflineRequest(
-        "offline", tuple((m["role"], m["content"]) for m in prompt.messages()), seed
-    )
+    prompt = build_prompt(parent=parent, others=[], task="toy", window="w", population="p")
+    messages = tuple((m["role"], m["content"]) for m in prompt.messages())
+    return OfflineRequest("offline", messages, seed, purpose="strategy")
 
 
-def test_the_responder_detects_the_rewrite_prompt_heading() -> None:
-    assert STRATEGY_MARKER == MARKER
-    assert MARKER in request(seed_source()).text
+def test_the_default_chain_answers_strategy_calls_with_a_strategy() -> None:
+    text = answer(
+        request(seed_source()), seed=0, faults=FaultRates(), responders=default_responders()
+    )
+    assert "not from an LLM" in text and "EvolvedProgramDatabase" in (read_strategy(text) or "")
 
 
 def test_answers_are_deterministic_and_vary_with_the_seed() -> None:
@@ -88,13 +78,13 @@ async def test_well_formed_answers_pass_the_prefilter_and_valid(
         assert report.passed, report.feedback()
 
 
-def test_the_fault_directive_round_trips_and_draws_at_its_rates() -> None:
+def test_fault_rates_are_checked_and_drawn_at_their_rates() -> None:
     rates = {"crash_sample": 0.5, "network": 0.25}
-    line = directive(rates)
-    assert parse_directive("text\n" + line + "\nmore") == rates
-    assert directive({}) == "" and directive({"hang": 0.0}) == ""
-    with pytest.raises(ValueError, match="unknown"):
-        directive({"explode": 0.1})
+    assert check_rates(rates) == rates and check_rates({}) == {}
+    with pytest.raises(ValueError, match="unknown strategy fault kinds"):
+        check_rates({"explode": 0.1})
+    with pytest.raises(ValueError, match="sum to at most 1"):
+        strategy_responder(faults={"hang": 0.7, "alloc": 0.7})
     rng = random.Random(0)
     draws = [draw(rates, rng) for _ in range(4000)]
     assert draws.count("crash_sample") == pytest.approx(2000, rel=0.1)
@@ -102,11 +92,20 @@ def test_the_fault_directive_round_trips_and_draws_at_its_rates() -> None:
     assert draws.count(None) == pytest.approx(1000, rel=0.15)
 
 
-def test_fault_injection_follows_the_prompt() -> None:
-    req = request(seed_source(), faults={"network": 1.0})
-    answer = answer_strategy(req, ResponseContext(rng=random.Random(0)))
-    assert "fault injection: network" in answer
-    assert "socket" in (read_strategy(answer) or "")
+def test_fault_injection_follows_the_responders_rates_and_leaves_clean_answers_alone() -> None:
+    req = request(seed_source())
+    hostile = strategy_responder(faults={"network": 1.0}).respond(
+        req, ResponseContext(rng=random.Random(0))
+    )
+    assert "fault injection: network" in hostile
+    assert "socket" in (read_strategy(hostile) or "")
+    # Rates that draw no fault give the answer the responder without rates gives.
+    for seed in range(10):
+        clean = strategy_responder().respond(req, ResponseContext(rng=random.Random(seed)))
+        zero = strategy_responder(faults={"hang": 0.0}).respond(
+            req, ResponseContext(rng=random.Random(seed))
+        )
+        assert clean == zero and "fault injection" not in clean
 
 
 @pytest.mark.parametrize("fault", FAULT_KINDS)

@@ -9,9 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from harness.core.errors import ConfigError
 from harness.core.records import Event
 from harness.core.scaffold import Scaffold
 from harness.evox.sandbox import LocalStrategyFactory
+from harness.runs import plan_resume, plan_run
+from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 from tests.evox.fakes import OfflineChat, evox_run
 from tests.evox.strategies import GOOD, RAISES_IN_SAMPLE_LATER
@@ -38,6 +43,7 @@ def assert_nothing_lost(scaffold: Scaffold, store: SQLiteStore) -> None:
     assert members <= scaffold.memory.state.chain.active.known
 
 
+@pytest.mark.slow
 async def test_stagnation_triggers_switches_and_the_seed_is_scored_first(
     tmp_path: Path, local_factory: LocalStrategyFactory
 ) -> None:
@@ -117,6 +123,7 @@ async def test_llm_errors_never_revert_a_healthy_strategy(
     assert store.events(RUN, ["strategy_switch"])  # the healthy path still switched
 
 
+@pytest.mark.slow
 async def test_a_resumed_run_ends_identical_to_an_uninterrupted_one(
     tmp_path: Path, local_factory: LocalStrategyFactory
 ) -> None:
@@ -151,3 +158,32 @@ async def test_a_resumed_run_ends_identical_to_an_uninterrupted_one(
     assert resumed == whole
     revived = store_b.events(RUN, ["strategy_revived"])
     assert len(revived) == 1 and revived[0].payload["active"].startswith("s")
+
+
+def test_fault_injection_is_no_setting_and_old_runs_that_stored_it_still_resume(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ConfigError, match="offline_faults"):
+        plan_run(
+            scaffold="evox",
+            task="circle_packing",
+            iterations=2,
+            sandbox="local",
+            overrides=["memory.offline_faults={hang: 0.5}"],
+        )
+    plan = plan_run(scaffold="evox", task="circle_packing", iterations=2, sandbox="local")
+    config = plan.config.model_dump(mode="json")
+    config["memory"]["offline_faults"] = {}  # as runs stored it while it was a setting
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    record = RunRecord(
+        id="old",
+        scaffold="evox",
+        task="circle_packing",
+        task_path="",
+        config=config,
+        seed=0,
+        max_iterations=2,
+        status="interrupted",
+    )
+    store.create_run(record)
+    assert plan_resume(store, "old").config.memory == plan.config.memory

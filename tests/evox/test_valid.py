@@ -73,6 +73,7 @@ async def test_the_migration_failure_explains_the_isinstance_trap(
     assert "isinstance(p, EvolvedProgram)" in report.feedback()
 
 
+@pytest.mark.slow
 async def test_a_spinning_call_is_stopped_by_the_cpu_limit_at_its_first_call(
     local_factory: LocalStrategyFactory,
 ) -> None:

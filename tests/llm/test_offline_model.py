@@ -1,9 +1,11 @@
-"""The offline mutation model: its edits always apply, touch only numbers, and faults work."""
+"""The offline mutation model: its edits always apply, touch only numbers, faults work, and
+calls reach a responder by their purpose (request metadata), never by text in the prompt."""
 
 from __future__ import annotations
 
 import ast
 import io
+import json
 import math
 import random
 import subprocess
@@ -18,7 +20,7 @@ from harness.components.proposer import DiffProposer, FullRewriteProposer
 from harness.core.records import Program, Prompt
 from harness.diffs import apply_diff, check_syntax, extract_code
 from harness.llm import LLMConfig, open_llm, resolve_llm_config, start_offline_server
-from harness.llm.config import FaultRates
+from harness.llm.config import PURPOSE_HEADER, FaultRates
 from harness.llm.offline import (
     HEADER,
     OfflineRequest,
@@ -26,7 +28,7 @@ from harness.llm.offline import (
     answer,
     current_program,
     default_responders,
-    marker,
+    for_purpose,
 )
 from harness.llm.offline.faults import RUNTIME_LINE
 from harness.llm.offline.mutation import NumberLiteral, find_literals, mutate, perturb
@@ -310,22 +312,88 @@ async def test_clean_answers_through_the_client_apply_for_both_proposers() -> No
     assert full.ok and full.mode == "rewrite" and only_numbers_changed(PLAIN, full.code)
 
 
-def test_custom_responders_take_precedence_by_marker() -> None:
-    strategy = Responder("strategy", marker("## STRATEGY"), lambda req, ctx: "strategy answer")
+def test_custom_responders_take_precedence_for_their_purpose() -> None:
+    strategy = Responder("strategy", for_purpose("x_purpose"), lambda req, ctx: "strategy answer")
     chain = (strategy, *default_responders())
-    tagged = OfflineRequest("m", (("user", "## STRATEGY\n```python\nx = 1\n```"),))
+    messages = (("user", "```python\nx = 1\n```"),)
+    tagged = OfflineRequest("m", messages, purpose="x_purpose")
     assert answer(tagged, seed=0, faults=FaultRates(), responders=chain) == "strategy answer"
     untagged = answer(request(PLAIN, 1), seed=0, faults=FaultRates(), responders=chain)
     assert "<<<<<<< SEARCH" in untagged
 
 
+PARADIGM_ASK = (
+    "# Problem\nPack circles in a unit square.\n\n"
+    "Answer with one JSON object holding 2 ideas of different approach types."
+)
+
+
+def ask(purpose: str | None, system: str = "", user: str = PARADIGM_ASK) -> str:
+    messages = ((("system", system),) if system else ()) + (("user", user),)
+    return answer(
+        OfflineRequest("m", messages, 1, purpose),
+        seed=0,
+        faults=FaultRates(),
+        responders=default_responders(),
+    )
+
+
+def test_calls_are_routed_by_purpose_not_by_headings_in_the_prompt() -> None:
+    ideas = json.loads(ask("paradigm"))["ideas"]  # no heading at all: the purpose suffices
+    assert len(ideas) == 2 and all(i["idea"] and i["approach_type"] for i in ideas)
+    # The same words the scaffolds use as their prompts' titles route nothing by themselves.
+    for title in ("# AdaEvolve paradigm request", "# EvoX search-strategy rewrite"):
+        text = ask("propose", system=title, user=f"{PARADIGM_ASK}\n```python\n{PLAIN}```")
+        assert text.startswith(HEADER) and "```python" in text, title
+        assert ask(None, system=title, user=PARADIGM_ASK).startswith(HEADER), title
+    strategy = ask("strategy", user=f"Rewrite it.\n```python\n{PLAIN}```")
+    assert "EvolvedProgramDatabase" in (extract_code(strategy) or "")
+    operators = ask("guide", system="# EvoX variation operators", user=PARADIGM_ASK)
+    assert "## DIVERGE" in operators and "## REFINE" in operators
+
+
+def test_the_purpose_does_not_change_the_seed_of_an_answer() -> None:
+    """Routing metadata is not content: a mutation request answers the same with or without it
+    (so runs keep their programs whatever the client sends)."""
+    for seed in range(5):
+        plain = request(PLAIN, seed)
+        tagged = OfflineRequest(plain.model, plain.messages, seed, "propose")
+        chain = default_responders()
+        assert answer(plain, seed=0, faults=FaultRates(), responders=chain) == answer(
+            tagged, seed=0, faults=FaultRates(), responders=chain
+        )
+
+
+async def test_the_client_sends_each_calls_purpose_to_the_server() -> None:
+    """Through the real ``openai`` client and HTTP: the purpose header picks the responder."""
+    seen: list[str | None] = []
+
+    def record(req: OfflineRequest, ctx: Any) -> str:
+        seen.append(req.purpose)
+        return "ok"
+
+    spy = Responder("spy", lambda req: True, record)
+    with start_offline_server(responders=(spy,)) as server:
+        config = LLMConfig.model_validate({"api_base": server.base_url, "models": [{"name": "m"}]})
+        settings = resolve_llm_config(config, env={})
+        async with await open_llm(settings, rng=random.Random(0)) as llm:
+            for purpose in ("propose", "paradigm", "guide", "strategy"):
+                await llm.generate(Prompt(system="s", user="u"), purpose=purpose)
+    assert seen == ["propose", "paradigm", "guide", "strategy"]
+    async with await open_llm(resolve_llm_config(LLMConfig(), env={}), rng=random.Random(0)) as llm:
+        call = await llm.generate(Prompt(system="", user=PARADIGM_ASK), purpose="paradigm")
+    assert len(json.loads(call.text)["ideas"]) == 2  # the default chain, by purpose alone
+
+
 def test_http_surface() -> None:
-    strategy = Responder("strategy", marker("## STRATEGY"), lambda req, ctx: f"seed {req.seed}")
+    strategy = Responder("strategy", for_purpose("x_purpose"), lambda req, ctx: f"seed {req.seed}")
     with start_offline_server(responders=(strategy, *default_responders())) as server:
         with httpx.Client(base_url=server.base_url, trust_env=False) as http:
             messages = [{"role": "user", "content": [{"type": "text", "text": "## STRATEGY"}]}]
             body = http.post(
-                "/chat/completions", json={"model": "x", "messages": messages, "seed": 4, "n": 2}
+                "/chat/completions",
+                json={"model": "x", "messages": messages, "seed": 4, "n": 2},
+                headers={PURPOSE_HEADER: "x_purpose"},
             ).json()
             assert [c["message"]["content"] for c in body["choices"]] == ["seed 4", "seed 5"]
             assert (

@@ -10,6 +10,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harness.evaluation.driver import TaskEvaluator
 from harness.evaluation.task import load_task
 from harness.sandbox.local_backend import LocalBackend
@@ -49,6 +51,7 @@ def test_folder_thresholds_reach_the_cascade() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_cascade_stages_and_merged_metrics_equal_the_reference(reference) -> None:  # type: ignore[no-untyped-def]
     theirs = reference(PROBE, [str(FOLDER / "evaluator.py"), [0.5, 0.75], list(PROGRAMS.values())])
     mine = ours()

@@ -36,6 +36,7 @@ def traces() -> dict[str, Any]:
     return {name: reference(PROBE, name)["trace"] for name in cases.SCENARIOS}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(cases.SCENARIOS))
 def test_state_after_every_admission_equals_reference(traces: dict[str, Any], name: str) -> None:
     theirs = traces[name]
@@ -47,6 +48,7 @@ def test_state_after_every_admission_equals_reference(traces: dict[str, Any], na
         assert mine["state"] == ref["state"], f"{name} step {step}: database state differs"
 
 
+@pytest.mark.slow
 def test_scenarios_exercise_every_path(traces: dict[str, Any]) -> None:
     """The comparison above is only as strong as the paths the scripts reach."""
     seen: dict[str, int] = {}

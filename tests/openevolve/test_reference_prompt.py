@@ -144,6 +144,7 @@ def replay(name: str, every: int = 10, steps: int = 90) -> tuple[list[Any], list
     return ours, payload
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["small", "custom_dims", "score_dim"])
 def test_prompt_content_equals_the_reference(reference, name: str) -> None:  # type: ignore[no-untyped-def]
     ours, payload = replay(name)

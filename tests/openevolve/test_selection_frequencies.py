@@ -79,6 +79,7 @@ def test_tier_ratios_follow_the_config() -> None:
         assert abs(tiers[tier] - DRAWS * p) <= SIGMAS * math.sqrt(DRAWS * p * (1 - p)), tiers
 
 
+@pytest.mark.slow
 def test_tiers_and_parents_distributed_as_the_reference(reference) -> None:  # type: ignore[no-untyped-def]
     code = (
         "import probes_openevolve\nprint(json.dumps(probes_openevolve.sample_frequencies(*DATA)))"

@@ -282,8 +282,7 @@ def drive_adaevolve_controller(scripts: list[dict[str, Any]]) -> list[dict[str, 
     Per iteration: the guide request made at its start (best program, tried ideas, answered or
     not), each attempt (island, mode, parent, context, paradigm idea, sibling count, whether the
     previous error was passed on), and after ``end_iteration`` the next island, the island count
-    and each island's members.  Copies get our ids (``p<iteration>.<n>``), children ``p<it>``;
-    the extracted program keeps its final newline (as our proposer does).
+    and each island's members.  Copies get our ids (``p<iteration>.<n>``), children ``p<it>``.
     """
     import asyncio
     import types
@@ -303,8 +302,6 @@ def drive_adaevolve_controller(scripts: list[dict[str, Any]]) -> list[dict[str, 
         return _Id(f"p{state['copy_it']}.{state['n']}")
 
     uuid.uuid4 = next_id  # type: ignore[assignment]
-    original_parse = actl.parse_full_rewrite
-    actl.parse_full_rewrite = lambda text, language="python": original_parse(text, language) + "\n"
 
     def one(script: dict[str, Any]) -> dict[str, Any]:
         config = ada.AdaEvolveDatabaseConfig() if hasattr(ada, "AdaEvolveDatabaseConfig") else None

@@ -84,7 +84,9 @@ async def test_a_score_below_the_threshold_stops_the_cascade_as_a_valid_result(
     assert len(backend.jobs) == 1
     assert result.status == "ok" and not is_failure(result.metrics, result.artifacts)
     assert result.failed_stage == "evaluate_stage1"
-    assert result.artifacts["failure_stage"] == "evaluate_stage1"
+    # Nothing for the prompt to show (the references label no threshold stop); the stage says.
+    assert "failure_stage" not in result.artifacts and "cascade_stop" not in result.artifacts
+    assert "below its threshold" in result.stages[0]["stopped"]
     assert result.stages[0]["score"] == pytest.approx(0.3) and not result.stages[0]["passed"]
 
 

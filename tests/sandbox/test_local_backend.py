@@ -37,6 +37,7 @@ def _running(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 async def test_timeout_kills_the_whole_process_group(local: LocalBackend, tmp_path) -> None:
     marker = tmp_path / "grandchild.pid"
     body = f"""

@@ -6,6 +6,8 @@ import itertools
 import threading
 import time
 
+import pytest
+
 from harness.core.errors import SandboxError
 from harness.sandbox.pool import PoolKey, WarmPool
 from harness.sandbox.protocol import Limits
@@ -61,6 +63,7 @@ def test_a_wanted_key_is_filled_to_size_and_items_are_handed_out_once() -> None:
     assert not set(fake.discarded) & set(taken)
 
 
+@pytest.mark.slow
 def test_start_failures_are_retried() -> None:
     fake = Fake(fail_first=2)
     pool = WarmPool(fake.start, fake.discard, size=1, creators=1, refill_delay_s=0.0)

@@ -68,6 +68,7 @@ def settings(tmp_path: Path, **kw: Any) -> ServiceSettings:
         allow_local_sandbox=kw.pop("allow_local_sandbox", True),
         workers=kw.pop("workers", 1),
         poll_s=0.2,
+        public_names=kw.pop("public_names", ("testserver",)),  # FastAPI's TestClient's Host
         **kw,
     )
 
@@ -117,12 +118,21 @@ def _default_sigint() -> None:
 
 
 class ServerProcess:
-    """``galapagos serve`` as a real process on a free loopback port."""
+    """``galapagos serve`` as a real process on a free loopback port (``local_sandbox``: with
+    ``--allow-local-sandbox``, as the restart tests use for speed)."""
 
-    def __init__(self, store: Path, task_root: Path, *extra: str, workers: int = 1) -> None:
+    def __init__(
+        self,
+        store: Path,
+        task_root: Path,
+        *extra: str,
+        workers: int = 1,
+        local_sandbox: bool = True,
+    ) -> None:
         self.store = store
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        scheme = "https" if "--tls-cert" in extra else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.port}"
         self.args = [
             sys.executable,
             "-m",
@@ -134,7 +144,7 @@ class ServerProcess:
             str(store),
             "--task-root",
             str(task_root),
-            "--allow-local-sandbox",
+            *(["--allow-local-sandbox"] if local_sandbox else []),
             "--workers",
             str(workers),
             *extra,
@@ -160,12 +170,21 @@ class ServerProcess:
             if self.proc.poll() is not None:
                 raise AssertionError(f"server exited: {self.log.read_text()[-2000:]}")
             try:
-                if httpx.get(self.url + "/api/v1/status", timeout=2).status_code == 200:
+                status = httpx.get(self.url + "/api/v1/status", timeout=2, verify=False)
+                if status.status_code == 200:
                     return self
             except httpx.HTTPError:
                 pass
             time.sleep(0.2)
         raise AssertionError(f"server did not start: {self.log.read_text()[-2000:]}")
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
 
     def kill(self) -> None:
         assert self.proc is not None
@@ -179,3 +198,66 @@ class ServerProcess:
         self.proc.send_signal(2)
         self.proc.wait(30)
         return time.monotonic() - started
+
+
+def marker_task(root: Path, name: str, marker: Path) -> Path:
+    """A copy of function_minimization in ``root`` whose program, wherever it runs, tries to
+    write ``marker``: the file appears only if a candidate ran on this host."""
+    folder = root / name
+    shutil.copytree(tasks_root() / "function_minimization", folder)
+    card = (folder / "task.yaml").read_text()
+    (folder / "task.yaml").write_text(card.replace("name: function_minimization", f"name: {name}"))
+    program = folder / "initial_program.py"
+    probe = (
+        "import pathlib as _pathlib\n"
+        "try:\n"
+        f"    _pathlib.Path({str(marker)!r}).write_text('a candidate ran on the host')\n"
+        "except OSError:\n"
+        "    pass\n"
+    )
+    program.write_text(probe + program.read_text())
+    return folder
+
+
+def stored_run(
+    store: Path,
+    task: Path,
+    *,
+    overrides: tuple[str, ...] = (),
+    sandbox: str | None = None,
+    status: str = "interrupted",
+    queued: bool = False,
+    scaffold: str = "topk",
+) -> str:
+    """A run as ``galapagos run`` (or anyone with the store file) could have stored it: made
+    by the library, not by the hub, with whatever config it says."""
+    from harness.runs import new_run_id, plan_run
+    from harness.store.base import RunRecord
+
+    plan = plan_run(
+        scaffold=scaffold,
+        task=str(task),
+        overrides=list(overrides),
+        iterations=2,
+        sandbox=sandbox,
+    )
+    record = RunRecord(
+        id=new_run_id(),
+        scaffold=plan.spec.name,
+        task=plan.task.name,
+        task_path=str(plan.task.path),
+        config=plan.config.model_dump(mode="json"),
+        seed=plan.config.seed,
+        max_iterations=plan.config.general.max_iterations,
+        status=status,
+        owner="",
+        task_hash=plan.task.digest(),
+    )
+    writer = SQLiteStore(store)
+    try:
+        writer.create_run(record)
+    finally:
+        writer.close()
+    if queued:
+        ServiceDB(store).enqueue(record.id, {})
+    return record.id

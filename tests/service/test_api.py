@@ -307,7 +307,7 @@ def test_docker_only_unless_the_operator_allows_local(
             json={"task": "function_minimization", "scaffold": "topk", "overrides": [LOCAL]},
             headers=auth,
         )
-        assert r.status_code == 400 and "--allow-local-sandbox" in r.json()["detail"]
+        assert r.status_code == 403 and "--allow-local-sandbox" in r.json()["detail"]
     store.close()
 
 

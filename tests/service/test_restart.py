@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from harness.service._db import ServiceDB
 from tests.service.conftest import ServerProcess, hostile_task_root, launch
@@ -29,6 +30,7 @@ def _wait(server: ServerProcess, run_id: str, test, timeout: float = 180) -> dic
     raise AssertionError(f"run {run_id}: {_run(server, run_id)}")
 
 
+@pytest.mark.slow
 def test_running_and_queued_runs_survive_a_stop_and_a_kill(tmp_path: Path) -> None:
     store = tmp_path / "hub.sqlite"
     token = ServiceDB(_init(store)).create_token("ops")

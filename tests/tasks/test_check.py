@@ -288,6 +288,7 @@ def _status(report: CheckReport) -> dict[str, str]:
     return {c.name: c.status for c in report.checks}
 
 
+@pytest.mark.slow
 async def test_weak_evaluator_fails_naming_the_checks(local_backend) -> None:
     report = await check_task(FIXTURES / "weak_task", local_backend, runs=2)
     status = _status(report)
@@ -301,6 +302,7 @@ async def test_weak_evaluator_fails_naming_the_checks(local_backend) -> None:
     assert status["rejects_infinite_loop"] == "pass" and status["rejects_lying_object"] == "pass"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["tuple", "list"])
 async def test_a_point_answer_passes_as_a_tuple_and_as_a_list(
     local_backend, shape: str, tmp_path: Path
@@ -318,6 +320,7 @@ async def test_a_point_answer_passes_as_a_tuple_and_as_a_list(
     assert report.ok, [c for c in report.checks if c.status == "fail"]
 
 
+@pytest.mark.slow
 async def test_shipped_task_passes_on_the_local_backend(local_backend) -> None:
     report = await check_task("function_minimization", local_backend, runs=2)
     assert report.ok, [c for c in report.checks if c.status == "fail"]
@@ -332,6 +335,7 @@ async def test_shipped_task_passes_on_the_local_backend(local_backend) -> None:
     assert report.count("pass") == len(report.checks) - 2 - len(partial)
 
 
+@pytest.mark.slow
 async def test_compat_folder_reports_what_it_cannot_check(local_backend) -> None:
     report = await check_task(FIXTURES / "compat_task", local_backend, runs=2)
     skipped = {c.name: c.detail for c in report.checks if c.status == "skip"}
@@ -360,12 +364,14 @@ def _cli(*args: str):
     return runner.invoke(app, ["task", "check", *args])
 
 
+@pytest.mark.slow
 def test_cli_fails_the_weak_task_with_exit_1_naming_the_checks() -> None:
     result = _cli(str(FIXTURES / "weak_task"), "--sandbox", "local")
     assert result.exit_code == 1, result.output
     assert "rejects_returns_nan" in result.stderr and "recomputes_reported" in result.stderr
 
 
+@pytest.mark.slow
 def test_cli_json_report_on_stdout() -> None:
     result = _cli("function_minimization", "--sandbox", "local", "--json", "--runs", "2")
     assert result.exit_code == 0, result.output
@@ -406,6 +412,7 @@ async def test_file_probe_detects_a_backend_that_exposes_task_files(local_backen
     )
 
 
+@pytest.mark.slow
 async def test_weak_array_evaluator_fails_on_one_nan_and_on_a_small_lie(local_backend) -> None:
     """NaN everywhere and a gross lie are caught by this evaluator; one NaN centre and a lie
     within its "close enough" tolerance are not, and the check names both."""

@@ -75,7 +75,8 @@ def test_openevolve_primary_and_secondary_models_become_the_ensemble(tmp_path: P
     assert config.search["llm.api_base"] == "http://127.0.0.1:9/v1"
     assert config.shown("llm.models") == "llm.primary_model/llm.secondary_model → llm.models"
     assert config.system_message is None  # prompt.system_message unset: the generic one
-    assert set(config.ignored) == {"llm.system_message", "database.num_islands"}
+    assert set(config.ignored) == {"llm.system_message"}
+    assert config.method_search == {"population.num_islands": 3}
 
 
 def test_a_model_entrys_keys_without_an_equivalent_are_named(tmp_path: Path) -> None:
@@ -112,7 +113,8 @@ def test_a_system_message_naming_a_template_is_that_template(tmp_path: Path) -> 
     config = read_folder_config(path / "config.yaml")
     assert config.system_message == "TEMPLATE-SYSTEM-5521"
     assert config.task_keys == ["prompt.template_dir/system_message.txt"]
-    assert config.ignored == ["prompt.template_dir/diff_user.txt"]
+    assert config.ignored == []  # the folder's diff template replaces the prompt's own
+    assert config.method_search == {"prompt.templates": {"diff_user": "{metrics}"}}
 
 
 def test_the_formats_own_template_name_means_the_generic_message(tmp_path: Path) -> None:
@@ -256,6 +258,9 @@ def test_a_system_message_the_prompt_block_cannot_take_is_named(tmp_path: Path) 
     ]
     compat = load_task(folder(tmp_path, "max_iterations: 3\nprompt:\n  system_message: HI\n"))
     notes = _task_notes(compat, config)
-    assert notes[-1] == "config.yaml: not used here: prompt.system_message"
+    assert notes[-1] == (
+        "config.yaml: prompt.system_message — not used here: this composition's blocks have no "
+        "such setting"
+    )
     assert "applies: max_iterations → general.max_iterations" in notes[0]
     assert "prompt.system_message" not in notes[0]

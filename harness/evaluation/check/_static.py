@@ -102,7 +102,8 @@ def files_check(task: Task, entry: str | None) -> CheckResult:
         problems.append(f"the seed program {card.initial_program!r} does not exist")
     else:
         try:
-            seed_funcs = _top_level_functions(seed)
+            # A program in another language (an OpenEvolve folder's .r or .rs) is not parsed.
+            seed_funcs = _top_level_functions(seed) if card.language == "python" else {}
         except SyntaxError as exc:
             seed_funcs = {}
             problems.append(f"the seed does not parse: {exc}")
@@ -208,18 +209,25 @@ def folder_config_check(task: Task) -> CheckResult:
         return CheckResult("folder_config", "skip", why)
     applied = config.task_keys
     search = [config.shown(key) for key in config.search]
+    method = [config.shown(key) for key in config.method_search]
     data = {
         "file": str(config.path),
         "format": config.format,
+        "method": config.method,
+        "scaffold": config.scaffold,
         "task_keys": applied,
         "system_message": config.system_message_source if config.system_message else None,
         "search_defaults": {key: config.origins.get(key, key) for key in config.search},
+        "method_defaults": {key: config.origins.get(key, key) for key in config.method_search},
         "not_used": list(config.ignored),
+        "not_used_why": {reason: list(keys) for reason, keys in config.unused.items()},
         "notes": list(config.notes),
     }
-    parts = [f"{config.path.name} ({config.format} format)"]
+    parts = [f"{config.path.name} ({config.format} format, written for {config.method})"]
     parts.append(f"task keys: {', '.join(applied) or 'none'}")
     parts.append(f"search defaults: {', '.join(search) or 'none'}")
+    if method:
+        parts.append(f"{config.method} defaults: {', '.join(method)}")
     if config.ignored:
         parts.append(f"not used: {', '.join(config.ignored)}")
     parts += config.notes

@@ -3,14 +3,17 @@
 It reads the current program from the prompt (the last fenced code block of the last user
 message) and answers with SEARCH/REPLACE edits (or, for prompts without SEARCH/REPLACE
 instructions, a whole program) that perturb numeric literals, deterministically given the
-request seed and the prompt.  Optional fault injection produces malformed diffs, no-ops,
-crashing and non-compiling code.  It lets the whole pipeline run offline through the real
-``openai`` client and the real HTTP protocol.
+request seed and the prompt.  Calls sent with another purpose (request metadata: EvoX
+strategy rewrites and guide calls, AdaEvolve paradigm requests) get templated answers of the
+shape asked for.  Optional fault injection produces malformed diffs, no-ops, crashing and
+non-compiling code.  It lets the whole pipeline run offline through the real ``openai`` client
+and the real HTTP protocol.
+
+Production code uses this package's surface only (the server and its start); the responders
+and fault injection are for the server and for tests.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
 
 from harness.llm.offline.faults import FAULT_KINDS
 from harness.llm.offline.responders import (
@@ -19,30 +22,15 @@ from harness.llm.offline.responders import (
     Responder,
     ResponseContext,
     current_program,
-    default_responders,
-    marker,
+    for_purpose,
 )
-
-if TYPE_CHECKING:
-    from harness.llm.offline.server import (
-        OfflineServer,
-        answer,
-        create_app,
-        start_offline_server,
-    )
-
-#: The web stack (FastAPI, uvicorn) loads only when the server is asked for: a run with an
-#: endpoint of its own, or a block that reads a marker from here, does not pay for it.
-_SERVER = ("OfflineServer", "answer", "create_app", "start_offline_server")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SERVER:
-        from harness.llm.offline import server
-
-        return getattr(server, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+from harness.llm.offline.server import (
+    OfflineServer,
+    answer,
+    create_app,
+    default_responders,
+    start_offline_server,
+)
 
 __all__ = [
     "FAULT_KINDS",
@@ -55,6 +43,6 @@ __all__ = [
     "create_app",
     "current_program",
     "default_responders",
-    "marker",
+    "for_purpose",
     "start_offline_server",
 ]

@@ -1,5 +1,6 @@
-"""The offline model's answers to EvoX guide prompts (variation operators, population insight,
-problem summary, strategy outcomes): well-formed, deterministic texts built from the prompt.
+"""The offline model's answers to EvoX guide prompts (purpose ``guide``: variation operators,
+population insight, problem summary, strategy outcomes): well-formed, deterministic texts built
+from the prompt.
 
 Not an LLM: the operator examples are fixed templates naming the problem's first words; the
 insight repeats the statistics' numeric lines as bullets; the summary is the problem's first
@@ -11,17 +12,22 @@ from __future__ import annotations
 
 import re
 
-from harness.llm.offline.responders import OfflineRequest, Responder, ResponseContext, marker
+from harness.llm.offline.responders import (
+    OfflineRequest,
+    Responder,
+    ResponseContext,
+    for_purpose,
+)
 
-__all__ = ["GUIDE_MARKERS", "guide_responder"]
+__all__ = ["guide_responder"]
 
-#: The guide prompts' headings (same texts as ``harness.evox.guide``; not imported: the model
-#: must not need harness.evox).
+#: Which of the four questions a guide call asks, read from the prompt's heading as any reader
+#: would (the texts of ``harness.evox.guide``, not imported: the model must not need
+#: harness.evox).  The call reaches this responder by its purpose, not by these texts.
 OPERATORS = "# EvoX variation operators"
 INSIGHT = "# EvoX population insight"
 SUMMARY = "# EvoX problem summary"
 OUTCOMES = "# EvoX strategy outcomes"
-GUIDE_MARKERS = (OPERATORS, INSIGHT, SUMMARY, OUTCOMES)
 HEADER = "[galapagos offline model: templated guide text, not an LLM]"
 
 _DIVERGE = (
@@ -80,4 +86,4 @@ def _answer(request: OfflineRequest, ctx: ResponseContext) -> str:
 
 
 def guide_responder() -> Responder:
-    return Responder("evox_guide", marker(*GUIDE_MARKERS), _answer)
+    return Responder("evox_guide", for_purpose("guide"), _answer)

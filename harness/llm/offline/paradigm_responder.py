@@ -1,4 +1,4 @@
-"""The offline model's answers to AdaEvolve paradigm requests: well-formed JSON ideas.
+"""The offline model's answers to AdaEvolve paradigm requests (purpose ``paradigm``): JSON ideas.
 
 Not an LLM: each idea is a fixed template naming the problem's first words, drawn without
 repetition from a small list of technique families (so consecutive requests differ), as many as
@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 import re
 
-from harness.llm.offline.responders import OfflineRequest, Responder, ResponseContext, marker
+from harness.llm.offline.responders import (
+    OfflineRequest,
+    Responder,
+    ResponseContext,
+    for_purpose,
+)
 
-__all__ = ["PARADIGM_MARKER", "paradigm_responder"]
+__all__ = ["paradigm_responder"]
 
-#: The heading only the paradigm request carries (``scaffolds.adaevolve.paradigms`` writes it
-#: from here; the model must not need a scaffold).
-PARADIGM_MARKER = "# AdaEvolve paradigm request"
 NOTE = "galapagos offline model: templated paradigm ideas, not an LLM"
 
 _IDEAS = (
@@ -56,4 +58,4 @@ def _answer(request: OfflineRequest, ctx: ResponseContext) -> str:
 
 
 def paradigm_responder() -> Responder:
-    return Responder("adaevolve_paradigm", marker(PARADIGM_MARKER), _answer)
+    return Responder("adaevolve_paradigm", for_purpose("paradigm"), _answer)

@@ -1,18 +1,23 @@
-"""Prompt-kind dispatch of the offline model: a registry of responders keyed by prompt markers.
+"""The offline model's responders: who answers a request, and the two mutation answers.
 
-A :class:`Responder` pairs ``detect`` (does this request carry my prompt's marker?) with
-``respond`` (the answer text).  The server asks each responder in order and the first whose
-``detect`` is true answers, so specific responders go before the generic ones:
+A :class:`Responder` pairs ``detect`` (is this request mine?) with ``respond`` (the answer
+text).  The server asks each responder in order and the first whose ``detect`` is true
+answers, so specific responders go before the generic ones (the chain is
+:func:`harness.llm.offline.server.default_responders`, the composition root).
 
-    def default_responders():
-        return (evox_strategy_responder(), diff_responder(), rewrite_responder())
+Requests are routed by the call's *purpose* (``propose``, ``strategy``, ``guide``,
+``paradigm``), request metadata the client sends in the ``X-Galapagos-Purpose`` header, never
+by text planted in a prompt: the prompts a scaffold writes are the prompts a real model gets.
+Without a purpose (any other OpenAI client) a request is a mutation request.  Those are answered
+in the format their instructions ask for: SEARCH/REPLACE edits when the prompt shows the
+``<<<<<<< SEARCH`` line, else the whole program.
 
-To answer a new prompt kind (an EvoX strategy rewrite, an AdaEvolve paradigm request), write a
-module next to this one with a function returning a ``Responder`` whose ``detect`` is
-``marker("<text only that prompt contains>")``, and list it first in
-:func:`default_responders`.  ``respond`` gets the request and a :class:`ResponseContext` whose
-``rng`` is already seeded from (server seed, request seed, prompt) and whose ``fault`` is the
-fault drawn for this answer (a responder may ignore faults it has no shape for).
+To answer a new kind of call, write a module next to this one with a function returning a
+``Responder`` whose ``detect`` is ``for_purpose("<purpose>")``, and list it first in
+``default_responders``.  ``respond`` gets the request and a :class:`ResponseContext` whose
+``rng`` is already seeded from (server seed, request seed, model, messages; not the purpose)
+and whose ``fault`` is the fault drawn for this answer (a responder may ignore faults it has no
+shape for).
 """
 
 from __future__ import annotations
@@ -32,9 +37,8 @@ __all__ = [
     "Responder",
     "ResponseContext",
     "current_program",
-    "default_responders",
     "diff_responder",
-    "marker",
+    "for_purpose",
     "rewrite_responder",
 ]
 
@@ -50,6 +54,8 @@ class OfflineRequest:
     #: ``(role, content)`` pairs, content flattened to text.
     messages: tuple[tuple[str, str], ...]
     seed: int | None = None
+    #: What the call is for (request metadata, not prompt text); ``None`` when not sent.
+    purpose: str | None = None
 
     @property
     def text(self) -> str:
@@ -73,12 +79,12 @@ class Responder:
     respond: Callable[[OfflineRequest, ResponseContext], str]
 
 
-def marker(*needles: str) -> Callable[[OfflineRequest], bool]:
-    """A ``detect`` that is true when any of the texts occurs in the request's messages."""
+def for_purpose(*purposes: str) -> Callable[[OfflineRequest], bool]:
+    """A ``detect`` that is true for requests sent with one of these purposes."""
+    wanted = frozenset(purposes)
 
     def detect(request: OfflineRequest) -> bool:
-        text = request.text
-        return any(needle in text for needle in needles)
+        return request.purpose in wanted
 
     return detect
 
@@ -150,8 +156,9 @@ def _answer_rewrite(request: OfflineRequest, ctx: ResponseContext) -> str:
 
 
 def _asks_for_diff(request: OfflineRequest) -> bool:
-    # The marker on a line of its own: diagnostics quoting it inline (fed back after a failed
-    # attempt) must not turn a rewrite prompt into a diff prompt.
+    # The format the instructions ask for, as any model reads it: the SEARCH line on a line of
+    # its own (diagnostics quoting it inline, fed back after a failed attempt, must not turn a
+    # rewrite prompt into a diff prompt).
     return has_diff_markers(request.text)
 
 
@@ -163,19 +170,3 @@ def diff_responder() -> Responder:
 def rewrite_responder() -> Responder:
     """Everything else with a program: the whole perturbed program in a ``python`` fence."""
     return Responder("rewrite", lambda request: True, _answer_rewrite)
-
-
-def default_responders() -> tuple[Responder, ...]:
-    """Most specific first; the rewrite responder answers anything left."""
-    # Imported here: the strategy responder builds on this module's Responder and marker.
-    from harness.llm.offline.guide_responder import guide_responder
-    from harness.llm.offline.paradigm_responder import paradigm_responder
-    from harness.llm.offline.strategy_responder import strategy_responder
-
-    return (
-        paradigm_responder(),
-        guide_responder(),
-        strategy_responder(),
-        diff_responder(),
-        rewrite_responder(),
-    )

@@ -2,7 +2,12 @@
 
 Serves ``POST /v1/chat/completions`` (non-streaming, ``n`` ≥ 1, usage counted as characters/4)
 and ``GET /v1/models``.  Answers are deterministic given (server seed, request ``seed``, model,
-messages): the same request always gets the same answer, whoever sends it and whenever.
+messages): the same request always gets the same answer, whoever sends it and whenever.  The
+``X-Galapagos-Purpose`` header (request metadata, see :data:`harness.llm.config.PURPOSE_HEADER`)
+picks the responder; it does not enter the seed of the answer.
+
+This module is the offline model's composition root: :func:`default_responders` lists the
+responders in the order they are asked.
 
 A thread rather than a subprocess: it dies with the run (even on SIGKILL), needs no port
 hand-shake, and its work (tokenising one program) is small next to an evaluation.
@@ -10,6 +15,7 @@ hand-shake, and its work (tokenising one program) is small next to an evaluation
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import socket
@@ -19,22 +25,43 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 import uvicorn
-from fastapi import Body, FastAPI
+from fastapi import Body, FastAPI, Header
 from fastapi.responses import JSONResponse
 
 from harness.core.errors import LLMUnavailable
 from harness.core.rng import make_rng
-from harness.llm.config import OFFLINE_MODEL, FaultRates
+from harness.llm.config import OFFLINE_MODEL, PURPOSE_HEADER, FaultRates
 from harness.llm.offline.faults import draw_fault
+from harness.llm.offline.guide_responder import guide_responder
+from harness.llm.offline.paradigm_responder import paradigm_responder
 from harness.llm.offline.responders import (
     OfflineRequest,
     Responder,
     ResponseContext,
-    default_responders,
+    diff_responder,
+    rewrite_responder,
 )
+from harness.llm.offline.strategy_responder import strategy_responder
 from harness.llm.usage import estimate_tokens
 
-__all__ = ["OfflineServer", "answer", "create_app", "start_offline_server"]
+__all__ = [
+    "OfflineServer",
+    "answer",
+    "create_app",
+    "default_responders",
+    "start_offline_server",
+]
+
+
+def default_responders() -> tuple[Responder, ...]:
+    """By purpose first (paradigm, guide, strategy); then mutation requests, diff or rewrite."""
+    return (
+        paradigm_responder(),
+        guide_responder(),
+        strategy_responder(),
+        diff_responder(),
+        rewrite_responder(),
+    )
 
 
 def answer(
@@ -65,7 +92,7 @@ def _content(value: Any) -> str:
     raise ValueError("message content must be a string or a list of text parts")
 
 
-def _parse(body: dict[str, Any]) -> tuple[OfflineRequest, int]:
+def _parse(body: dict[str, Any], purpose: str | None) -> tuple[OfflineRequest, int]:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise ValueError("'messages' must be a non-empty list")
@@ -81,7 +108,7 @@ def _parse(body: dict[str, Any]) -> tuple[OfflineRequest, int]:
         for m in messages
         if isinstance(m, dict)
     )
-    return OfflineRequest(str(body.get("model") or OFFLINE_MODEL), pairs, seed), n
+    return OfflineRequest(str(body.get("model") or OFFLINE_MODEL), pairs, seed, purpose), n
 
 
 def _error(message: str, status: int = 400) -> JSONResponse:
@@ -107,17 +134,18 @@ def create_app(
         return {"object": "list", "data": [model]}
 
     @app.post("/v1/chat/completions", response_model=None)
-    async def chat(body: Annotated[dict[str, Any], Body()]) -> dict[str, Any] | JSONResponse:
+    async def chat(
+        body: Annotated[dict[str, Any], Body()],
+        purpose: Annotated[str | None, Header(alias=PURPOSE_HEADER)] = None,
+    ) -> dict[str, Any] | JSONResponse:
         app.state.requests += 1
         try:
-            request, n = _parse(body)
+            request, n = _parse(body, purpose)
         except ValueError as exc:
             return _error(str(exc))
         texts = [
             answer(
-                request
-                if i == 0
-                else OfflineRequest(request.model, request.messages, (request.seed or 0) + i),
+                request if i == 0 else dataclasses.replace(request, seed=(request.seed or 0) + i),
                 seed=seed,
                 faults=rates,
                 responders=chain,

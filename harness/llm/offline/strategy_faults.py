@@ -1,9 +1,9 @@
-"""Fault injection for strategy rewrites: the directive line and the kinds of hostile strategy.
+"""Fault injection for strategy rewrites: the kinds of hostile strategy and their draw.
 
-The EvoX scaffold appends :func:`directive` to its strategy-rewrite prompt only when the run
-uses the offline model and a rate is non-zero; the offline strategy responder parses it back
-with :func:`parse_directive` and draws one fault per answer with the request's seeded RNG, so
-the whole path is deterministic by seed.
+A test seam, not a setting: a test builds the offline model's chain with
+``strategy_responder(faults={...})`` (``tests/evox/e2e.py --faults``, ``tests/evox/fakes.py``)
+and the responder draws one fault per answer with the request's seeded RNG, so the whole path
+is deterministic by seed.  No scaffold config or prompt carries it.
 
 Kinds, and the gate that is expected to stop each:
 
@@ -28,12 +28,10 @@ Valid(·) and fire only at run time, a few iterations after the switch.
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Mapping
 
-__all__ = ["FAULT_KINDS", "LATENT_FAULTS", "MARKER", "directive", "draw", "parse_directive"]
+__all__ = ["FAULT_KINDS", "LATENT_FAULTS", "check_rates", "draw"]
 
-MARKER = "[offline fault injection]"
 FAULT_KINDS = (
     "crash_sample",
     "crash_add",
@@ -46,26 +44,20 @@ FAULT_KINDS = (
     "network",
 )
 LATENT_FAULTS = ("crash_sample", "crash_add", "hang", "alloc")
-_PAIR = re.compile(r"([a-z_]+)=([0-9.]+)")
 
 
-def directive(rates: Mapping[str, float]) -> str:
-    """The prompt line carrying the rates ("" when every rate is zero)."""
-    active = {k: float(v) for k, v in rates.items() if float(v) > 0}
-    if not active:
-        return ""
-    unknown = set(active) - set(FAULT_KINDS)
+def check_rates(rates: Mapping[str, float]) -> dict[str, float]:
+    """The rates as floats; ``ValueError`` naming the problem for unknown kinds, a rate outside
+    [0, 1] or rates summing to more than 1."""
+    unknown = set(rates) - set(FAULT_KINDS)
     if unknown:
-        raise ValueError(f"unknown strategy fault kinds {sorted(unknown)}; valid: {FAULT_KINDS}")
-    pairs = " ".join(f"{k}={active[k]:g}" for k in FAULT_KINDS if k in active)
-    return f"{MARKER} {pairs}"
-
-
-def parse_directive(text: str) -> dict[str, float]:
-    for line in text.splitlines():
-        if line.startswith(MARKER):
-            return {k: float(v) for k, v in _PAIR.findall(line) if k in FAULT_KINDS}
-    return {}
+        raise ValueError(
+            f"unknown strategy fault kinds {sorted(unknown)}; valid: {', '.join(FAULT_KINDS)}"
+        )
+    checked = {kind: float(rate) for kind, rate in rates.items()}
+    if any(not 0 <= v <= 1 for v in checked.values()) or sum(checked.values()) > 1 + 1e-9:
+        raise ValueError("strategy fault rates must lie in [0, 1] and sum to at most 1")
+    return checked
 
 
 def draw(rates: Mapping[str, float], rng: random.Random) -> str | None:

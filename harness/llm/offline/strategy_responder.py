@@ -1,26 +1,26 @@
-"""The offline model's answer to EvoX strategy-rewrite prompts: a well-formed strategy module.
+"""The offline model's answer to EvoX strategy rewrites (purpose ``strategy``): a strategy module.
 
-Detected by the rewrite prompt's heading (:data:`harness.evox.meta.MARKER`).  The answer is a
-*variant of the current strategy*: if the strategy in the prompt's last code block is one of
-ours (it carries an ``# offline-variant:`` line) one rule or parameter is changed, otherwise a
-fresh combination of parent rule (uniform, tournament, top fraction, recency-weighted,
-epsilon-best), context rule (random, top, recent, mixed) and label rule (none, or
-DIVERGE/REFINE on stagnation) is drawn.  With a fault directive in the prompt (see
-:mod:`harness.llm.offline.strategy_faults`) a hostile variant is drawn at the given rates.
-
-Register it first in :func:`harness.llm.offline.responders.default_responders`.
+The answer is a *variant of the current strategy*: if the strategy in the prompt's last code
+block is one of ours (it carries an ``# offline-variant:`` line) one rule or parameter is
+changed, otherwise a fresh combination of parent rule (uniform, tournament, top fraction,
+recency-weighted, epsilon-best), context rule (random, top, recent, mixed) and label rule (none,
+or DIVERGE/REFINE on stagnation) is drawn.  A responder built with fault rates (a test seam:
+``strategy_responder(faults=…)``, see :mod:`harness.llm.offline.strategy_faults`) draws hostile
+variants at those rates; the default chain has none.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from harness.llm.offline.responders import (
     OfflineRequest,
     Responder,
     ResponseContext,
     current_program,
-    marker,
+    for_purpose,
 )
-from harness.llm.offline.strategy_faults import draw, parse_directive
+from harness.llm.offline.strategy_faults import check_rates, draw
 from harness.llm.offline.strategy_templates import (
     mutate_variant,
     parse_variant,
@@ -28,21 +28,23 @@ from harness.llm.offline.strategy_templates import (
     render,
 )
 
-__all__ = ["STRATEGY_MARKER", "STRATEGY_HEADER", "answer_strategy", "strategy_responder"]
+__all__ = ["STRATEGY_HEADER", "answer_strategy", "strategy_responder"]
 
-#: Same text as ``harness.evox.meta.MARKER`` (not imported: the model must not need harness.evox).
-STRATEGY_MARKER = "# EvoX search-strategy rewrite"
 STRATEGY_HEADER = (
     "[galapagos offline mutation model] This answer comes from Galapagos' offline model, not "
     "from an LLM: it assembles a strategy variant from fixed templates."
 )
 
 
-def answer_strategy(request: OfflineRequest, ctx: ResponseContext) -> str:
+def answer_strategy(
+    request: OfflineRequest, ctx: ResponseContext, faults: Mapping[str, float] | None = None
+) -> str:
+    """A strategy variant; with ``faults``, a hostile one at those rates.  The fault draw is
+    made with or without rates, so an answer that draws no fault is the same whatever they are."""
     current = current_program(request) or ""
     base = parse_variant(current)
     variant = mutate_variant(base, ctx.rng) if base else random_variant(ctx.rng)
-    fault = draw(parse_directive(request.last_user), ctx.rng)
+    fault = draw(faults or {}, ctx.rng)
     fuse = ctx.rng.randint(2, 4)
     what = f"a variant of the current strategy: {variant.describe()}"
     if fault:
@@ -55,5 +57,12 @@ def answer_strategy(request: OfflineRequest, ctx: ResponseContext) -> str:
     return f"{STRATEGY_HEADER}\nThis is {what}.\n\n```python\n{code}```\n"
 
 
-def strategy_responder() -> Responder:
-    return Responder("evox_strategy", marker(STRATEGY_MARKER), answer_strategy)
+def strategy_responder(faults: Mapping[str, float] | None = None) -> Responder:
+    """``faults``: probability per answer of each hostile kind (tests only; ``ValueError`` for
+    unknown kinds or rates that do not form a distribution)."""
+    rates = check_rates(faults or {})
+    return Responder(
+        "evox_strategy",
+        for_purpose("strategy"),
+        lambda request, ctx: answer_strategy(request, ctx, rates),
+    )

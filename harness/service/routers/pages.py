@@ -11,11 +11,13 @@ import asyncio
 import json
 import math
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import parse_qs, quote
 
 import jinja2
+import jinja2.sandbox
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
@@ -25,7 +27,7 @@ from harness.runs import run_status
 from harness.service import catalog, docs
 from harness.service.auth import CSRF_COOKIE, SESSION_COOKIE, Caller, caller, check_csrf, csrf_value
 from harness.service.deps import hub_of, require_read
-from harness.service.hub import LaunchRequest
+from harness.service.hub import Forbidden, LaunchRequest, OverQuota
 from harness.service.views import (
     ACTIVE,
     benchmark_board,
@@ -34,6 +36,7 @@ from harness.service.views import (
     leaderboard_rows,
     lineage,
     program_detail,
+    redacted,
     run_view,
 )
 
@@ -41,7 +44,9 @@ __all__ = ["error_page", "router"]
 
 router = APIRouter(include_in_schema=False)
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
-_env = jinja2.Environment(
+# Sandboxed like every template environment of the project (the hub's own files, but the
+# rule has no exceptions): a template cannot reach Python internals through attributes.
+_env = jinja2.sandbox.ImmutableSandboxedEnvironment(
     loader=jinja2.FileSystemLoader(TEMPLATES),
     autoescape=True,  # every {{ }} is escaped: LLM-written text is only ever text
     undefined=jinja2.StrictUndefined,
@@ -74,7 +79,7 @@ _env.filters["pretty"] = lambda v: json.dumps(v, indent=2, sort_keys=True, defau
 def render(request: Request, template: str, status_code: int = 200, **context: Any) -> Response:
     hub = hub_of(request)
     try:
-        who = caller(request, hub.db)
+        who = caller(request, hub.db, hub.settings)
     except HTTPException:
         who = Caller(None)
     token = csrf_value(request)
@@ -114,14 +119,18 @@ def _one(form: dict[str, list[str]], key: str, default: str = "") -> str:
 
 
 async def _writer(request: Request) -> tuple[Caller, dict[str, list[str]]]:
-    """A form post from a logged-in browser with the page's CSRF value (else 401/403)."""
+    """A form post from a logged-in browser with the page's CSRF value (else 401/403), by a
+    token that may launch."""
     hub = hub_of(request)
-    who = await asyncio.to_thread(caller, request, hub.db)
+    who = await asyncio.to_thread(caller, request, hub.db, hub.settings)
     if not who.authenticated:
         raise HTTPException(401, "log in with a token to do that")
     form = await _form(request)
     if who.via == "cookie":
-        check_csrf(request, _one(form, "csrf"))
+        check_csrf(request, _one(form, "csrf"), hub.settings)
+    if not who.allows("launch"):
+        raise Forbidden("this token may only read; launching, cancelling and resuming need a "
+                        "token with scope launch")  # fmt: skip
     return who, form
 
 
@@ -187,11 +196,11 @@ def run_page(request: Request, run_id: str, _: Reader) -> Response:
         request,
         "run.html",
         run=view,
-        config=run.config,
+        config=redacted(run.config),
         programs=programs[:50],
         program_count=len(programs),
         usage=store.llm_usage(run.id),
-        events=events,
+        events=[_shown_event(e) for e in events],
         active=view["status"] in ACTIVE,
     )
 
@@ -217,33 +226,37 @@ def program_page(request: Request, run_id: str, program_id: str, _: Reader) -> R
     exchanges = (
         store.llm_exchanges(run.id, program["iteration"]) if program["iteration"] > 0 else []
     )
-    events = [e for e in store.events(run.id) if e.iteration == program["iteration"]]
+    events = [_shown_event(e) for e in store.events(run.id) if e.iteration == program["iteration"]]
     return render(
         request,
         "program.html",
         run=run_view(store, run),
         program=program,
         diff=diff_lines(program["diff"]),
-        exchanges=exchanges,
+        exchanges=[{**x, "error": redacted(x.get("error"))} for x in exchanges],
         events=events,
     )
 
 
+def _shown_event(event: Any) -> Any:
+    """An event with the URLs in its payload redacted (same fields as stored)."""
+    return replace(event, payload=redacted(dict(event.payload)))
+
+
 @router.post("/runs/{run_id}/cancel")
 async def cancel_form(request: Request, run_id: str) -> Response:
-    await _writer(request)
+    who, _ = await _writer(request)
     hub = hub_of(request)
-    await asyncio.to_thread(hub.cancel, run_id)  # store work stays off the server's loop
+    await asyncio.to_thread(hub.cancel, run_id, who.token)  # store work stays off the loop
     return RedirectResponse(f"/runs/{quote(run_id)}", status_code=303)
 
 
 @router.post("/runs/{run_id}/resume")
 async def resume_form(request: Request, run_id: str) -> Response:
-    _, form = await _writer(request)
-    raw = _one(form, "iterations").strip()
-    iterations = int(raw) if raw.isdigit() else None
+    who, form = await _writer(request)
+    iterations = _whole(_one(form, "iterations"), "iterations")
     hub = hub_of(request)
-    run = await asyncio.to_thread(hub.resume, run_id, {"iterations": iterations})
+    run = await asyncio.to_thread(hub.resume, run_id, {"iterations": iterations}, who.token)
     return RedirectResponse(f"/runs/{quote(run.id)}", status_code=303)
 
 
@@ -322,7 +335,9 @@ def playground_page(request: Request, _: Reader) -> Response:
     return _playground(request, wanted, "")
 
 
-def _playground(request: Request, form: dict[str, list[str]], error: str) -> Response:
+def _playground(
+    request: Request, form: dict[str, list[str]], error: str, status: int = 400
+) -> Response:
     hub = hub_of(request)
     names = catalog.scaffold_names()
     chosen = _one(form, "scaffold")
@@ -331,7 +346,7 @@ def _playground(request: Request, form: dict[str, list[str]], error: str) -> Res
         request,
         "playground.html",
         base=catalog.scaffold(base_name)["composition"],
-        status_code=400 if error else 200,
+        status_code=status if error else 200,
         scaffolds=[catalog.scaffold(n) for n in catalog.scaffold_names()],
         blocks=catalog.blocks_by_slot(),
         slots=SLOTS,
@@ -345,24 +360,33 @@ def _playground(request: Request, form: dict[str, list[str]], error: str) -> Res
 
 @router.post("/playground")
 async def playground_launch(request: Request) -> Response:
-    _, form = await _writer(request)
+    who, form = await _writer(request)
     hub = hub_of(request)
     try:
         request_obj = _launch_request(form)
-        run, _notes = await asyncio.to_thread(hub.launch, request_obj)
+        run, _notes = await asyncio.to_thread(hub.launch, request_obj, who.token)
+    except OverQuota as exc:
+        page = await asyncio.to_thread(_playground, request, form, str(exc), 429)
+        page.headers["Retry-After"] = str(exc.retry_after_s)
+        return page
     except HarnessError as exc:
         return await asyncio.to_thread(_playground, request, form, str(exc))
     return RedirectResponse(f"/runs/{quote(run.id)}", status_code=303)
 
 
+def _whole(raw: str, key: str, most: int = 2**63 - 1) -> int | None:
+    """A form's whole number (ASCII digits only: ``²`` is a digit to Python, not to us)."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 19 or int(raw) > most:
+        raise TaskError(f"{key} {raw[:20]!r}: give a whole number from 0 to {most}")
+    return int(raw)
+
+
 def _launch_request(form: dict[str, list[str]]) -> LaunchRequest:
     def number(key: str) -> int | None:
-        raw = _one(form, key).strip()
-        if not raw:
-            return None
-        if not raw.isdigit():
-            raise TaskError(f"{key} {raw[:20]!r}: give a whole number")
-        return int(raw)
+        return _whole(_one(form, key), key, 100_000 if key == "iterations" else 2**32 - 1)
 
     overrides = [line.strip() for line in _one(form, "overrides").splitlines() if line.strip()][:50]
     if _one(form, "sandbox") == "local":
@@ -419,7 +443,7 @@ def login_page(request: Request, next: Annotated[str, Query(max_length=512)] = "
 async def login(request: Request) -> Response:
     hub = hub_of(request)
     form = await _form(request)
-    check_csrf(request, _one(form, "csrf"))
+    check_csrf(request, _one(form, "csrf"), hub.settings)
     token = _one(form, "token").strip()
     target = _safe_next(_one(form, "next", "/"))
     info = await asyncio.to_thread(hub.db.check_token, token) if token else None
@@ -429,25 +453,34 @@ async def login(request: Request) -> Response:
             "login.html",
             status_code=401,
             next=target,
-            error="That token is not valid (or was revoked).",
+            error="That token is not valid (or was revoked, or expired).",
         )
+    # The cookie carries a session of the hub's, never the token: logging out (or revoking
+    # the token) ends it wherever the cookie went.
+    session, ends = await asyncio.to_thread(
+        hub.db.create_session, info, ttl_s=hub.settings.session_ttl_s
+    )
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
         SESSION_COOKIE,
-        token,
+        session,
         httponly=True,
         samesite="strict",
         secure=hub.settings.secure_cookies,
         path="/",
-        max_age=30 * 86400,
+        max_age=max(1, int(ends - time.time())),
     )
     return response
 
 
 @router.post("/logout")
 async def logout(request: Request) -> Response:
+    hub = hub_of(request)
     form = await _form(request)
-    check_csrf(request, _one(form, "csrf"))
+    check_csrf(request, _one(form, "csrf"), hub.settings)
+    session = request.cookies.get(SESSION_COOKIE, "")
+    if session:
+        await asyncio.to_thread(hub.db.end_session, session)
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response

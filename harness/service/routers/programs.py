@@ -9,12 +9,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
+from harness.core.redact import redact_text
 from harness.runs import run_status
 from harness.service.auth import Caller
 from harness.service.deps import READ_RESPONSES, hub_of, require_read
 from harness.service.hub import Hub
 from harness.service.schemas import EventsOut, LineageOut, ProgramOut, ProgramSummary, finite
-from harness.service.views import ACTIVE, lineage, program_detail, program_summary
+from harness.service.views import ACTIVE, lineage, program_detail, program_summary, redacted
 
 router = APIRouter(prefix="/api/v1/runs/{run_id}", tags=["programs"])
 
@@ -69,7 +70,7 @@ def get_events(
     shown = [e for e in events if kind is None or e.kind == kind]
     return {
         "run_id": run.id,
-        "events": [finite(_event(e)) for e in shown],
+        "events": [finite(redacted(_event(e))) for e in shown],
         "last_seq": last,
     }
 
@@ -98,10 +99,11 @@ def _progress(hub: Hub, run_id: str) -> dict[str, Any]:
             "best_program_id": run.best_program_id,
             "tokens": run.tokens,
             "cost": run.cost,
-            "error": run.error,
+            "error": redact_text(run.error or ""),
             "history": store.score_history(run.id),
             "program_count": store.program_count(run.id),
             "usage_by_model": store.llm_usage(run.id)["by_model"],
+            "last_seq": store.last_seq(run.id),
         }
     )
 
@@ -114,33 +116,59 @@ def _stream_target(run_id: str, request: Request, _: Reader) -> str:
     return hub_of(request).reader().get_run(run_id).id  # 404 before the stream starts
 
 
+async def _stream_slot(request: Request, who: Reader) -> AsyncIterator[None]:
+    """A live-stream slot of the caller's (429 past the caps), given back when it ends."""
+    live = hub_of(request).live
+    live.open_stream(who.client)
+    try:
+        yield
+    finally:
+        live.close_stream(who.client)
+
+
+#: Largest sequence number a client may name (events are numbered from 0 in one run).
+_MAX_SEQ = 2**62
+
+
+def _resume_from(after: int, last_event_id: str | None) -> int:
+    """Where a stream starts: ``after``, or a reconnecting browser's ``Last-Event-ID`` when it
+    is a plain sequence number (anything else is ignored, as the SSE spec lets a server do)."""
+    value = (last_event_id or "").strip()
+    if value.isascii() and value.isdigit() and len(value) <= 19 and int(value) <= _MAX_SEQ:
+        return max(after, int(value))
+    return after
+
+
 @router.get(
     "/stream",
     response_class=EventSourceResponse,
-    responses=READ_RESPONSES,
+    responses={**READ_RESPONSES, 429: {"description": "Too many live streams (Retry-After)."}},
     summary="Live progress (server-sent events)",
+    dependencies=[Depends(_stream_slot)],
 )
 async def stream(
     request: Request,
     target: Annotated[str, Depends(_stream_target)],
-    after: Annotated[int, Query(ge=-1, le=2**62)] = -1,
+    after: Annotated[int, Query(ge=-1, le=_MAX_SEQ)] = -1,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> AsyncIterator[ServerSentEvent]:
     """``event`` messages (id = sequence number) as the run commits, ``progress`` after each
     change (status, best, tokens, the best-so-far curve), ``end`` when the run is over."""
     hub = hub_of(request)
-    seq = after
-    if last_event_id and last_event_id.isdigit():
-        seq = max(seq, int(last_event_id))
+    seq = _resume_from(after, last_event_id)
     shown_state: tuple[Any, ...] | None = None
     while True:
         # Progress first: a run is over only after its last commit, so the events read next
         # include everything it wrote when the status read says it ended.
-        progress = await asyncio.to_thread(_progress, hub, target)
-        events = await asyncio.to_thread(_events_after, hub, target, seq)
+        progress = await hub.live.snapshot(target, lambda: _progress(hub, target))
+        events: list[Any] = []
+        if progress["last_seq"] > seq:
+            events = await asyncio.to_thread(_events_after, hub, target, seq)
         for event in events:
             seq = event.seq
-            yield ServerSentEvent(event="event", id=str(event.seq), data=finite(_event(event)))
+            yield ServerSentEvent(
+                event="event", id=str(event.seq), data=finite(redacted(_event(event)))
+            )
         state = (
             progress["status"],
             progress["iterations_done"],

@@ -30,7 +30,8 @@ def list_runs(
     """Stored runs, newest first, optionally filtered."""
     store = hub_of(request).reader()
     out = []
-    for run in store.list_runs():
+    filtered = bool(status or task or scaffold)
+    for run in store.list_runs(limit=None if filtered else limit):
         if status and run_status(run) != status:
             continue
         if (task and run.task != task) or (scaffold and run.scaffold != scaffold):
@@ -43,7 +44,7 @@ def list_runs(
 
 @router.post("", response_model=LaunchOut, status_code=201, responses=AUTH_RESPONSES)
 def create_run(
-    body: LaunchIn, request: Request, _: Annotated[Caller, Depends(require_write)]
+    body: LaunchIn, request: Request, who: Annotated[Caller, Depends(require_write)]
 ) -> dict[str, object]:
     """Queue a run of a scaffold (by name) or a composition of blocks on a task."""
     hub = hub_of(request)
@@ -55,7 +56,8 @@ def create_run(
             iterations=body.iterations,
             seed=body.seed,
             overrides=tuple(body.overrides),
-        )
+        ),
+        who.token,
     )
     return {"run": run_view(hub.reader(), run), "notes": notes}
 
@@ -70,13 +72,13 @@ def get_run(
 
 @router.post("/{run_id}/cancel", response_model=CancelOut, responses=AUTH_RESPONSES)
 def cancel_run(
-    run_id: str, request: Request, _: Annotated[Caller, Depends(require_write)]
+    run_id: str, request: Request, who: Annotated[Caller, Depends(require_write)]
 ) -> dict[str, str]:
     """Stop a running run after its iteration in flight, or drop a queued one (both stay
     resumable)."""
     hub = hub_of(request)
     run = hub.store.get_run(run_id)
-    return {"run_id": run.id, "outcome": hub.cancel(run.id)}
+    return {"run_id": run.id, "outcome": hub.cancel(run.id, who.token)}
 
 
 @router.post("/{run_id}/resume", response_model=RunOut, status_code=202, responses=AUTH_RESPONSES)
@@ -84,11 +86,11 @@ def resume_run(
     run_id: str,
     request: Request,
     response: Response,
-    _: Annotated[Caller, Depends(require_write)],
+    who: Annotated[Caller, Depends(require_write)],
     body: ResumeIn | None = None,
 ) -> dict[str, object]:
     """Queue a stopped run to continue exactly; optionally extend it or raise its budget."""
     hub = hub_of(request)
     options = (body or ResumeIn()).model_dump()
-    run = hub.resume(run_id, options)
+    run = hub.resume(run_id, options, who.token)
     return run_view(hub.reader(), run)

@@ -14,6 +14,8 @@ path: compat mode, where the evaluator shares the candidate's process by design)
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
 import sys
 import types
@@ -134,6 +136,8 @@ class _Worker:
         spec.loader.exec_module(module)
         func = getattr(module, str(header.get("function")))
         result = func(program)
+        if inspect.isawaitable(result):  # an ``async def evaluate`` (OpenEvolve's R example)
+            result = asyncio.run(result)  # type: ignore[arg-type]
         return _compat_answer(result)
 
 

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import cases
+import cases_runs
 import probes
+import probes_runs
 from cases import digest
 
 
@@ -84,10 +86,30 @@ def adaevolve_controller() -> dict[str, Any]:
     return {"inputs": digest(scripts), "runs": probes.drive_adaevolve_controller(scripts)}
 
 
+def adaevolve_whole_run() -> dict[str, Any]:
+    """HEAD's AdaEvolve on the differential fixture for twenty iterations, against the fake
+    endpoint, with Python's ``random`` seeded once before the run (``random.seed(42)``): every
+    request's current program, the programs it shows and the answer's kind.  Pinned because
+    only the repository has this controller, and because HEAD seeds nothing itself: two
+    unseeded runs part early (``unseeded_part_at``), so the seeded run is what can be pinned.
+    The endpoint sends no diff whose SEARCH parts all miss: HEAD evaluates such a child (equal
+    to its parent), the card's proposer rejects it (a documented difference)."""
+    inputs = {
+        "fixture": cases_runs.fixture_files(),
+        "config": cases_runs.CASES["adaevolve"].template,
+        "endpoint": cases_runs.endpoint_source(),
+        "iterations": cases_runs.ITERATIONS,
+        "seed": 42,
+    }
+    runs = probes_runs.head_adaevolve_runs(cases_runs.ITERATIONS, 42)
+    return {"inputs": digest(inputs), **runs}
+
+
 RECIPES = {
     "policies": policies,
     "scoring": scoring,
     "evox_valid": evox_valid,
     "evox_seed_strategy": evox_seed_strategy,
     "adaevolve_controller": adaevolve_controller,
+    "adaevolve_whole_run": adaevolve_whole_run,
 }

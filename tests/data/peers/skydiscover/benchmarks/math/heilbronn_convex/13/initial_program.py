@@ -1,0 +1,19 @@
+# EVOLVE-BLOCK-START
+import numpy as np
+
+
+def heilbronn_convex13() -> np.ndarray:
+    """
+    Construct an arrangement of n points on or inside a convex region in order to maximize the area of the
+    smallest triangle formed by these points. Here n = 13.
+
+    Returns:
+        points: np.ndarray of shape (13,2) with the x,y coordinates of the points.
+    """
+    n = 13
+    rng = np.random.default_rng(seed=42)
+    points = rng.random((n, 2))
+    return points
+
+
+# EVOLVE-BLOCK-END
