@@ -77,7 +77,7 @@ async def flood_to_deadline(
     try:
         container.start()
         t0 = time.monotonic()
-        result = await backend._exchange(started, job, t0)
+        result, _ = await backend._exchange(started, job, t0)
         answered = time.monotonic()
         container.reload()
         state = dict(container.attrs.get("State") or {})

@@ -1,6 +1,7 @@
 """Sandbox overhead: warm pool vs cold container vs a bare subprocess, and throughput.
 
-Prints, for a trivial candidate and for one that imports numpy:
+Prints, for a trivial candidate and for one that imports numpy, for both isolation units (a
+fresh box in a reused zygote container, the default; a fresh single-use container, ``reuse=1``):
 
 - latency (median, p95) through the warm pool, paced at a rate the pool can sustain;
 - latency through a cold container per candidate (create → start → job → remove);
@@ -100,12 +101,14 @@ async def cold(kind: str, n: int) -> dict[str, float]:
     return stats(samples)
 
 
-async def warm(kind: str, n: int, interval_s: float) -> dict[str, float]:
-    backend = DockerBackend(pool_size=4)
+async def warm(kind: str, n: int, interval_s: float, reuse: int | None = None) -> dict[str, float]:
+    backend = DockerBackend(pool_size=4, reuse=reuse)
+    assert backend.pool is not None
+    full = backend.pool.spare
     samples = []
     try:
         await backend.prewarm(job(kind))
-        while backend.pool.idle() < 4:
+        while backend.pool.idle() < full:
             await asyncio.sleep(0.05)
         first = time.perf_counter()
         for _ in range(n):
@@ -117,7 +120,7 @@ async def warm(kind: str, n: int, interval_s: float) -> dict[str, float]:
             # once the pool is full again (so a slow refill shows up as a lower rate, not as
             # cold starts counted as warm latency).
             await asyncio.sleep(max(0.0, interval_s - (time.perf_counter() - started)))
-            while backend.pool.idle() < 4:
+            while backend.pool.idle() < full:
                 await asyncio.sleep(0.01)
         out = stats(samples)
         out["pool_hit_rate"] = backend.pool.hits / max(1, backend.pool.hits + backend.pool.misses)
@@ -127,12 +130,15 @@ async def warm(kind: str, n: int, interval_s: float) -> dict[str, float]:
     return out
 
 
-async def sustained(kind: str, seconds: float, workers: int = 2) -> dict[str, float]:
-    backend = DockerBackend(pool_size=4)
+async def sustained(
+    kind: str, seconds: float, workers: int = 2, reuse: int | None = None
+) -> dict[str, float]:
+    backend = DockerBackend(pool_size=4, reuse=reuse)
+    assert backend.pool is not None
     done = 0
     try:
         await backend.prewarm(job(kind))
-        while backend.pool.idle() < 4:
+        while backend.pool.idle() < backend.pool.spare:
             await asyncio.sleep(0.05)
         end = time.perf_counter() + seconds
 
@@ -224,7 +230,7 @@ async def main(quick: bool) -> dict[str, Any]:
     build_images(["python-eval"])
     report: dict[str, Any] = {
         "pacing": f"sequential requests, at most one every {interval * 1e3:.0f} ms and only "
-        "once the pool is full again; warm pool of 4 with "
+        "once the pool is full again; warm pool of up to 4 with "
         f"{default_pool_creators()} creator threads (one per core)",
         "load_before": os.getloadavg()[0],
     }
@@ -232,6 +238,7 @@ async def main(quick: bool) -> dict[str, Any]:
         report[kind] = {
             "bare_subprocess": bare(kind, n),
             "warm_pool": await warm(kind, n, interval),
+            "warm_single_use": await warm(kind, n, interval, reuse=1),
             "cold_container": await cold(kind, max(5, n // 2)),
             # The engine's raw rate is measured just before and just after the sustained run
             # (this machine's speed drifts by tens of percent within minutes): the reference
@@ -241,6 +248,7 @@ async def main(quick: bool) -> dict[str, Any]:
             # the ceiling a pool that pre-imports those modules can reach on this machine.
             "engine_raw_preload_4_threads": engine_rate(seconds, command=_preload_command(kind)),
             "sustained_2_workers": await sustained(kind, seconds),
+            "sustained_single_use": await sustained(kind, seconds, reuse=1),
             "engine_raw_4_threads_after": engine_rate(seconds),
         }
         before, after = (report[kind][f"engine_raw_4_threads_{w}"] for w in ("before", "after"))
@@ -271,29 +279,33 @@ def render(report: dict[str, Any]) -> str:
         r = report[kind]
         raw, pre = r["engine_raw_4_threads"], r["engine_raw_preload_4_threads"]
         before, after = r["engine_raw_4_threads_before"], r["engine_raw_4_threads_after"]
-        sus = r["sustained_2_workers"]
+        sus, single = r["sustained_2_workers"], r["sustained_single_use"]
         bare_, warm_, cold_ = r["bare_subprocess"], r["warm_pool"], r["cold_container"]
+        once = r["warm_single_use"]
         lines += [
             f"[{kind} candidate]",
             f"  bare subprocess   {_latency(bare_)}",
-            f"  warm pool         {_latency(warm_)}   (hit rate {warm_['pool_hit_rate']:.0%}, "
+            f"  warm pool, boxes  {_latency(warm_)}   (hit rate {warm_['pool_hit_rate']:.0%}, "
             f"paced at {warm_['requests_per_s']:.2f} requests/s)",
+            f"  warm, single-use  {_latency(once)}   (hit rate {once['pool_hit_rate']:.0%})",
+            f"  sustained, boxes  {sus['evals_per_s']:.2f} evals/s with 2 workers, "
+            f"{sus['cpu_ms_per_eval']:.0f} ms of machine CPU per evaluation",
             f"  cold container    {_latency(cold_)}",
             f"  warm/bare         median {warm_['median_ms'] / bare_['median_ms']:.3f}x"
             f"   p95 {warm_['p95_ms'] / bare_['p95_ms']:.3f}x   (goals <= 0.1x, <= 0.5x)",
             f"  cold/warm         median {cold_['median_ms'] / warm_['median_ms']:.1f}x"
             "   (goal >= 20x)",
-            f"  sustained         {sus['evals_per_s']:.2f} evals/s with 2 workers = "
-            f"{sus['evals_per_s'] / raw['containers_per_s']:.0%} of the engine's raw rate "
-            f"(goal >= 80%); {sus['cpu_ms_per_eval']:.0f} ms of machine CPU per evaluation",
+            f"  sustained, 1-use  {single['evals_per_s']:.2f} evals/s with 2 workers = "
+            f"{single['evals_per_s'] / raw['containers_per_s']:.0%} of the engine's raw rate; "
+            f"{single['cpu_ms_per_eval']:.0f} ms of machine CPU per evaluation",
             f"  engine raw rate   {raw['containers_per_s']:.2f} fresh hardened containers/s "
             f"running /bin/true (4 threads; mean of {before['containers_per_s']:.2f} measured "
             f"before and {after['containers_per_s']:.2f} after; "
             f"{raw['cpu_ms_per_container']:.0f} ms CPU each)",
             f"  same, preloading  {pre['containers_per_s']:.2f} containers/s running python3 "
             f"importing {', '.join(PROGRAMS[kind][1]) or 'nothing'} "
-            f"({pre['cpu_ms_per_container']:.0f} ms CPU each): sustained = "
-            f"{sus['evals_per_s'] / pre['containers_per_s']:.0%} of it",
+            f"({pre['cpu_ms_per_container']:.0f} ms CPU each): sustained single-use = "
+            f"{single['evals_per_s'] / pre['containers_per_s']:.0%} of it",
             "",
         ]
     return "\n".join(lines)

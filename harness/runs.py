@@ -13,7 +13,6 @@ import dataclasses
 import math
 import secrets
 import time
-from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -50,7 +49,8 @@ from harness.evaluation.task import Task, load_task
 from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
 from harness.llm.prices import require_prices
-from harness.provenance import galapagos_version, git_commit, run_llm
+from harness.provenance import galapagos_version, git_commit
+from harness.run_info import describe_run, failure_summary, run_status
 from harness.store.base import RunRecord
 from harness.store.owner import HEARTBEAT_S, owner_token, run_alive
 from harness.store.sqlite import SQLiteStore, default_store_path
@@ -63,6 +63,7 @@ __all__ = [
     "Services",
     "describe_run",
     "execute",
+    "failure_summary",
     "open_services",
     "open_store",
     "plan_resume",
@@ -533,31 +534,52 @@ async def open_services(
     async with AsyncExitStack() as stack:
         if runtime is None:
             runtime = await stack.enter_async_context(Runtime())
-        meter = UsageMeter(resolved.max_total_tokens, resolved.max_cost)
-        rng = make_rng(plan.config.seed, "llm.ensemble")
-        client = await runtime.llm(resolved, rng=rng, meter=meter)
-        stack.push_async_callback(client.aclose)
-        if resolved.provider != "offline":
-            try:
-                info = await client.check_endpoint()
-            except LLMError as exc:
-                folder = plan.task.folder_config
-                if folder is None or folder.search.get("llm.api_base") != resolved.api_base:
-                    raise
-                raise type(exc)(
-                    f"{exc} (the endpoint is the task folder's: llm.api_base in {folder.path}; "
-                    "pass --api-base to use another)"
-                ) from exc
-            if info.missing:
-                notices.append(f"the endpoint does not list model(s) {', '.join(info.missing)}")
+        shared = runtime
         ev = plan.config.evaluator
         limits = plan.task.card.limits.to_limits()
         if ev.timeout_s is not None:
             limits = dataclasses.replace(limits, wall_s=ev.timeout_s)
         if ev.memory_mb is not None:
             limits = dataclasses.replace(limits, memory_mb=ev.memory_mb)
-        backend = await runtime.backend(ev, run_id)  # canaries once per runtime
-        evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
+
+        async def sandbox() -> TaskEvaluator:
+            backend = await shared.backend(ev, run_id)  # canaries once per runtime
+            evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
+            try:
+                await evaluator.prewarm()  # the run's first containers start
+            except BaseException:
+                await evaluator.aclose()
+                raise
+            return evaluator
+
+        # The canaries and the run's first containers start while the LLM client is set up
+        # (no candidate runs before the canaries passed: fail closed).
+        starting = asyncio.ensure_future(sandbox())
+        try:
+            meter = UsageMeter(resolved.max_total_tokens, resolved.max_cost)
+            rng = make_rng(plan.config.seed, "llm.ensemble")
+            client = await runtime.llm(resolved, rng=rng, meter=meter)
+            stack.push_async_callback(client.aclose)
+            if resolved.provider != "offline":
+                try:
+                    info = await client.check_endpoint()
+                except LLMError as exc:
+                    folder = plan.task.folder_config
+                    if folder is None or folder.search.get("llm.api_base") != resolved.api_base:
+                        raise
+                    raise type(exc)(
+                        f"{exc} (the endpoint is the task folder's: llm.api_base in "
+                        f"{folder.path}; pass --api-base to use another)"
+                    ) from exc
+                if info.missing:
+                    notices.append(f"the endpoint does not list model(s) {', '.join(info.missing)}")
+        except BaseException:
+            starting.cancel()
+            done = (await asyncio.gather(starting, return_exceptions=True))[0]
+            if isinstance(done, TaskEvaluator):
+                await done.aclose()
+            raise
+        evaluator = await starting
         stack.push_async_callback(evaluator.aclose)  # drops this run's warm containers
         yield Services(
             model=client,
@@ -728,96 +750,3 @@ async def _heartbeat(store: SQLiteStore, run_id: str, me: str, controller: Contr
         if not store.beat(run_id, me):
             controller.request_stop("owner_lost")
             return
-
-
-def run_status(run: RunRecord) -> str:
-    """The stored status, with a "running" run whose owner is gone (its process ended on this
-    host, or its heartbeat stopped on another) shown as "interrupted"."""
-    if run.status == "running" and not run_alive(run):
-        return "interrupted"
-    return run.status
-
-
-def _cause(payload: Mapping[str, Any]) -> tuple[str, str]:
-    """(outcome, its last error line) of one attempt event: an exception's message, not a
-    traceback's heading."""
-    outcome = str(payload.get("outcome", "?"))
-    status = payload.get("status")
-    if status and status not in ("ok", "invalid"):
-        outcome += f" ({status})"
-    lines = [line.strip() for line in str(payload.get("error") or "").splitlines()]
-    lines = [line for line in lines if line]
-    return outcome, lines[-1] if lines else ""
-
-
-def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
-    """How many iterations produced no child, why (their last attempt, most common first), how
-    many of them got no proposal at all (not done: a resume runs them again), and whether the
-    seed program itself failed to evaluate.  An iteration run again counts by its last
-    outcome."""
-    seed_error = None
-    outcome: dict[int, str] = {}
-    kinds = ["seed", "iteration_failed", "iteration_not_done", "admit"]
-    for event in store.events(run_id, kinds):
-        if event.kind == "seed":
-            if event.payload.get("failed"):
-                seed_error = str(
-                    event.payload.get("error") or event.payload.get("status") or "failed"
-                )
-        elif event.kind == "admit":
-            if event.iteration:
-                outcome[event.iteration] = "ok"
-        elif event.kind == "iteration_failed":
-            outcome[event.iteration] = "failed"
-        else:
-            outcome[event.iteration] = "not_done"
-    # Only the trailing iterations without a proposal stay not done (as the controller rules):
-    # one followed by a done iteration is a plain failure.
-    last_done = max((i for i, what in outcome.items() if what != "not_done"), default=0)
-    outcome = {i: "failed" if w == "not_done" and i < last_done else w for i, w in outcome.items()}
-    failed = sorted(i for i, what in outcome.items() if what != "ok")
-    causes: list[tuple[str, str]] = []
-    if failed:  # attempts are read only for runs that have failures to explain
-        last = {e.iteration: _cause(e.payload) for e in store.events(run_id, ["attempt"])}
-        causes = [last.get(i, ("unknown", "")) for i in failed]
-    reasons = Counter(outcome for outcome, _ in causes)
-    example = dict(causes)  # the latest error of each outcome
-    return {
-        "iterations_failed": len(failed),
-        "iterations_not_done": sum(1 for i in failed if outcome[i] == "not_done"),
-        "failure_reasons": [
-            {"outcome": outcome, "iterations": count, "example": example[outcome][:300]}
-            for outcome, count in reasons.most_common(3)
-        ],
-        "seed_error": seed_error,
-    }
-
-
-def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
-    """The fields scripts and CI read (``--json`` of run/runs/show); ``llm`` names the model,
-    provider and endpoint (redacted) that produced the run (:func:`harness.provenance.run_llm`);
-    ``cost_known`` is false when a model's price was unknown (its calls cost 0 here)."""
-    llm = run_llm(run.config)
-    return {
-        "run_id": run.id,
-        "scaffold": run.scaffold,
-        "task": run.task,
-        "status": run_status(run),
-        "iterations_done": run.iterations_done,
-        "max_iterations": run.max_iterations,
-        "seed": run.seed,
-        "seed_score": run.seed_score,
-        "best_score": run.best_score,
-        "best_program_id": run.best_program_id,
-        "prompt_tokens": run.prompt_tokens,
-        "completion_tokens": run.completion_tokens,
-        "tokens": run.tokens,
-        "cost": run.cost,
-        "cost_known": not llm["price_unknown"],
-        "llm": llm,
-        "created_at": run.created_at,
-        "updated_at": run.updated_at,
-        "error": run.error,
-        "stop_reason": run.stop_reason,
-        **failure_summary(store, run.id),
-    }

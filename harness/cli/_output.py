@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import math
@@ -11,14 +10,16 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from harness.core.errors import ConfigError, HarnessError
-from harness.store.sqlite import SQLiteStore, default_store_path
+
+if TYPE_CHECKING:
+    from harness.store.sqlite import SQLiteStore
 
 __all__ = [
     "HELP_MARKUP",
@@ -73,6 +74,7 @@ def run_terminable(main: Coroutine[Any, Any, R]) -> R:
     """``asyncio.run(main)`` in which SIGTERM stops ``main`` as Ctrl-C does: the task is
     cancelled, so its ``finally`` blocks run (sandboxes are removed, not left to a later reaper),
     then :class:`Terminated` is raised."""
+    import asyncio
 
     async def wrapper() -> R:
         task = asyncio.current_task()
@@ -119,6 +121,8 @@ def open_existing_store(path: Path | None = None) -> SQLiteStore:
     A missing file is a mistyped ``--store``, not a new store: it is an error (exit 2) and
     nothing is created.  Only ``run`` makes a store.
     """
+    from harness.store.sqlite import SQLiteStore, default_store_path
+
     target = path or default_store_path()
     if not target.is_file():
         raise ConfigError(f"no run store at {target}; runs are created by galapagos run")
@@ -132,6 +136,8 @@ def store_for_writing(path: Path | None, *, announce: bool = True) -> Path:
     (``announce``; a caller that validates more first says it itself, with
     :func:`announce_new_store`)."""
     if path is None:
+        from harness.store.sqlite import default_store_path
+
         return default_store_path()
     target = path.expanduser()
     if target.is_file():
@@ -156,6 +162,8 @@ def announce_new_store(target: Path) -> None:
 def store_for_listing(path: Path | None) -> SQLiteStore | None:
     """The run store a listing reads, or ``None`` when it does not exist yet (a listing of a
     store no run has created is empty, not an error; nothing is created)."""
+    from harness.store.sqlite import SQLiteStore, default_store_path
+
     target = path or default_store_path()
     if target.is_file():
         return SQLiteStore(target)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from harness.cli._output import (
@@ -26,23 +24,14 @@ from harness.cli._output import (
     store_for_writing,
     store_hint,
 )
-from harness.core.controller import Progress as RunProgress
-from harness.core.controller import RunSummary
 from harness.core.errors import ConfigError
-from harness.export import is_bundle, plan_rerun
-from harness.runs import (
-    RunPlan,
-    Services,
-    check_caps,
-    describe_run,
-    execute,
-    open_store,
-    plan_resume,
-    plan_run,
-    seed_from_run,
-)
-from harness.store.base import RunRecord
-from harness.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from harness.core.controller import Progress as RunProgress
+    from harness.core.controller import RunSummary
+    from harness.runs import RunPlan, Services
+    from harness.store.base import RunRecord
+    from harness.store.sqlite import SQLiteStore
 
 __all__ = ["register"]
 
@@ -157,6 +146,9 @@ def run(
 ) -> None:
     """Run a scaffold on a task (a compat folder without --scaffold: its own method), or rerun
     an export (--from FOLDER)."""
+    from harness.export import is_bundle, plan_rerun
+    from harness.runs import open_store, plan_run, seed_from_run
+
     models = _models(model)
     origin = None
     if from_run is not None and is_bundle(from_run):
@@ -257,6 +249,8 @@ def resume(
     endpoint_changed event.  --iterations N extends a run (completed or not) to N iterations:
     with the offline model, the same as having asked for N from the start.
     """
+    from harness.runs import check_caps, plan_resume
+
     check_caps(max_tokens, max_cost)  # bad input first, whatever the store
     st = open_existing_store(store)
     plan = plan_resume(
@@ -274,6 +268,14 @@ def resume(
 def _drive(
     plan: RunPlan, store: SQLiteStore, as_json: bool, *, quiet: bool = False, hint: str = ""
 ) -> None:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     total = plan.run.max_iterations if plan.run else plan.config.general.max_iterations
     if plan.extend_to is not None:
         total = plan.extend_to
@@ -328,6 +330,8 @@ def _drive(
                 highlight=False,
             )
 
+    import asyncio
+
     def on_notice(text: str) -> None:
         err.print(f"[yellow]note:[/] {escape(text)}", soft_wrap=True)
 
@@ -356,6 +360,10 @@ async def _execute_with_signals(
     on_notice: Callable[[str], None],
 ) -> RunSummary:
     """First Ctrl-C finishes the iterations in flight and stops; the second aborts."""
+    import asyncio
+
+    from harness.runs import execute
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -383,6 +391,8 @@ def _abort() -> None:
 def _report(
     store: SQLiteStore, run: RunRecord, summary: RunSummary, as_json: bool, *, hint: str = ""
 ) -> dict[str, Any]:
+    from harness.run_info import describe_run
+
     data = describe_run(store, run)
     stopped = summary.status == "failed" or (summary.status == "interrupted" and bool(run.error))
     if stopped:
@@ -450,6 +460,8 @@ def runs(
     as_json: JsonOpt = False,
 ) -> None:
     """List stored runs, newest first."""
+    from harness.run_info import describe_run
+
     st = store_for_listing(store)
     rows: list[dict[str, Any]] = (
         [] if st is None else [describe_run(st, r) for r in st.list_runs(limit)]

@@ -95,6 +95,13 @@ class AttachedStream:
         with self._cond:
             self.stdout_bytes = 0
 
+    def new_exchange(self) -> None:
+        """A new job on a reused container: a fresh stdout budget and stderr tail, so nothing
+        of an earlier job shows in this one's result."""
+        with self._cond:
+            self.stdout_bytes = 0
+            self._stderr.clear()
+
     # -- sending -----------------------------------------------------------------------------
 
     def send(self, data: bytes, deadline: float | None = None) -> None:

@@ -1,7 +1,19 @@
-"""``DockerBackend``: every job in its own fresh, hardened container, never reused.
+"""``DockerBackend``: every job in a fresh isolation unit inside a hardened container.
 
-One job = create → attach → start → ``ready`` → job frame → result frame → remove.  With the
-warm pool the first four steps happened before the job existed.  A monotonic host deadline
+Two isolation units (``docs/sandbox.md``, threat model):
+
+- **boxes** (default): a zygote container (:mod:`galapagos_sandbox.zygote`) serves up to
+  ``reuse`` jobs one after another, each candidate in a box of fresh user, mount, PID, network,
+  IPC and UTS namespaces with its own tmpfs, built by a freshly forked runner; the container is
+  retired after ``reuse`` jobs or any anomaly.  The engine's cost of a container (~0.3 CPU-s
+  on two cores) is paid once per ``reuse`` jobs instead of once per job.
+- **single-use containers** (``reuse=1``, or an engine whose kernel refuses the boxes' user
+  namespaces): one job = create → attach → start → ``ready`` → job frame → result frame →
+  remove.
+
+With the warm pool a job finds its container (and its box) ready before the job existed; a
+zygote container then comes back to the pool (``next`` → a fresh box → ``ready``) in the
+background.  A monotonic host deadline
 (``wall_s`` + grace, counted from the moment the job is sent) kills the whole container; the
 result says why a job ended: ok/invalid from the runner's document, else timeout, oom
 (``State.OOMKilled``), output_limit, crash (exit code, stderr tail) or invalid_result.
@@ -61,10 +73,12 @@ from harness.sandbox.jobs import (
     failure_result,
     result_from_document,
     task_digest,
+    warm_modules,
 )
 from harness.sandbox.jobs import runner_config as make_runner_config
 from harness.sandbox.pool import PoolKey, WarmPool
 from harness.sandbox.protocol import Job
+from harness.sandbox.seccomp import profile_json
 
 __all__ = ["DockerBackend"]
 
@@ -83,6 +97,19 @@ STARTUP_S = 60.0
 #: and skipping site saves start-up time in every container).
 PYTHON_FLAGS = ("-P", "-s", "-S")
 IMAGE_PYTHONPATH = f"{images.RUNTIME}:{images.SITE}"
+#: Jobs a zygote container serves (each in a fresh box) before it is replaced.
+DEFAULT_REUSE = 64
+#: Zygote containers kept per job shape before its first job (they come back after a job; the
+#: first job raises it to two, one serving and one ready, and parallel jobs to one more each).
+ZYGOTE_SPARE = 1
+
+
+class _Retired(SandboxError):
+    """A zygote container that will serve no more jobs (it says why)."""
+
+
+class _Unboxable(SandboxError):
+    """The engine refuses what a box needs (user namespaces): use single-use containers."""
 
 
 @dataclass
@@ -91,6 +118,10 @@ class _Started:
     stream: AttachedStream
     #: Digest of the sealed task its runner installed (the job frame then omits the files).
     task: str | None = None
+    #: A zygote container (comes back after a job) rather than a single-use one.
+    boxed: bool = False
+    #: Jobs it served so far.
+    served: int = 0
 
 
 def default_pool_size() -> int:
@@ -104,11 +135,15 @@ def default_pool_creators() -> int:
 
 
 class DockerBackend:
-    """Runs each job in a fresh hardened container (see :mod:`harness.sandbox.hardening`).
+    """Runs each job in a fresh box or container (see the module docstring and
+    :mod:`harness.sandbox.hardening`).
 
     ``pool_size`` warm containers per job shape (default ``min(8, 2 × cores)``, 0 disables the
-    pool) are kept by ``pool_creators`` threads (default one per core, at most 4); at most
-    ``max_parallel`` engine calls of jobs (cold starts, kills) run at once.
+    pool and reuse) are kept by ``pool_creators`` threads (default one per core, at most 4); at
+    most ``max_parallel`` engine calls of jobs (cold starts, kills) run at once.  ``reuse``: jobs
+    a zygote container serves, each in a fresh box (default :data:`DEFAULT_REUSE`; 1 means a
+    fresh single-use container per job).  ``parallel``: jobs the caller will run at once
+    (parallel iterations): zygote containers for all of them start while the first job runs.
     ``reap`` removes containers of dead owners at start-up; ``build`` builds a missing image on
     first use; ``runtime`` selects the OCI runtime (``"runsc"`` for gVisor).  Raises
     :class:`~harness.core.errors.SandboxUnavailable` when the engine is not reachable.
@@ -128,6 +163,8 @@ class DockerBackend:
         runtime: str | None = None,
         engine_wait_s: float = ENGINE_WAIT_S,
         infra_retries: int = INFRA_RETRIES,
+        reuse: int | None = None,
+        parallel: int = 1,
     ) -> None:
         try:
             self.client = client or docker.from_env(timeout=120, max_pool_size=64)
@@ -143,6 +180,11 @@ class DockerBackend:
             ) from exc
         self.runtime = runtime
         self.build = build
+        self.reuse = max(1, DEFAULT_REUSE if reuse is None else reuse)
+        #: Zygote containers with boxes; False for single-use containers (``reuse=1``, or an
+        #: engine that refused the first box).
+        self.boxes = self.reuse > 1
+        self._profile: str | None = None
         self.engine_wait_s = engine_wait_s
         self.infra_retries = infra_retries
         #: One wait per outage for all of this backend's jobs (see the module docstring).
@@ -160,21 +202,29 @@ class DockerBackend:
         #: jobs, which share one mapping, hash their files once.
         self._task_frames: dict[str, bytes] = {}
         self._digests: dict[tuple[int, str, tuple[tuple[str, str], ...]], tuple[object, str]] = {}
+        self._warmed: dict[tuple[int, str, tuple[str, ...]], tuple[object, tuple[str, ...]]] = {}
         self._executor = ThreadPoolExecutor(max_parallel, thread_name_prefix="galapagos-job")
         self._remover = ThreadPoolExecutor(2, thread_name_prefix="galapagos-rm")
         self._removals: set[Future[None]] = set()
         self._live: dict[str, Container] = {}
         #: Ids of the most recent containers this backend created (for tests and debugging).
         self.history: deque[str] = deque(maxlen=10_000)
+        #: Id of the container each recent job ran in, in the order the jobs started.
+        self.served_by: deque[str] = deque(maxlen=10_000)
         self._lock = threading.Lock()
         self._closed = False
         size = default_pool_size() if pool_size is None else pool_size
+        if pool_size is None and self.boxes:
+            size = max(size, parallel + 1)  # one container per job in flight, and one more
         self.pool: WarmPool[_Started] | None = (
             WarmPool(
                 self._start,
                 self._discard,
                 size=size,
                 creators=default_pool_creators() if pool_creators is None else pool_creators,
+                spare=ZYGOTE_SPARE if self.boxes else None,
+                reused=self.boxes,
+                demand=parallel,
             )
             if size > 0
             else None
@@ -256,23 +306,33 @@ class DockerBackend:
         key = self._cached_key(job)
         if key is None:  # resolving the image may build it: off the event loop
             key = await loop.run_in_executor(self._executor, self._resolve, job)
-        started = self.pool.take(key) if self.pool is not None else None
-        if started is not None and started.stream.at_eof():
-            self._discard(started)  # its runner died while waiting: never hand it out
-            started = None
-        t0 = time.monotonic()
-        if started is None:
-            labels = {k: v for k, v in job.labels.items() if k.startswith("galapagos.")}
-            starting = self._executor.submit(self._start, key, labels)
-            try:
-                started = await asyncio.wrap_future(starting)
-            except asyncio.CancelledError:
-                starting.add_done_callback(self._discard_started)  # it may still succeed
-                raise
+        started = await self.pool.wait(key, STARTUP_S) if self.pool is not None else None
+        back = False
         try:
-            return await self._exchange(started, job, t0)
+            if started is not None and started.stream.at_eof():
+                self._discard(started)  # its runner died while waiting: never hand it out
+                started = None
+            t0 = time.monotonic()
+            if started is None:
+                labels = {k: v for k, v in job.labels.items() if k.startswith("galapagos.")}
+                starting = self._executor.submit(self._start, key, labels)
+                try:
+                    started = await asyncio.wrap_future(starting)
+                except asyncio.CancelledError:
+                    starting.add_done_callback(self._discard_started)  # it may still succeed
+                    raise
+            self.served_by.append(started.container.id)
+            result, reusable = await self._exchange(started, job, t0)
+            back = reusable and started.boxed and self.pool is not None and not self._closed
+            return result
         finally:
-            self._discard(started)
+            if self.pool is not None:
+                self.pool.done(key, returning=back)
+            if started is not None:
+                if back:
+                    self._recycle(key, started)
+                else:
+                    self._discard(started)
 
     async def prewarm(self, job: Job) -> None:
         """Start filling the warm pool for jobs shaped like ``job`` (does not wait for it)."""
@@ -360,11 +420,21 @@ class DockerBackend:
     def _key(self, job: Job, tag: str | None = None) -> PoolKey:
         return PoolKey(
             tag or self.image_tag(job.image),
-            tuple(job.preload),
+            self._warm(job),
             job.limits,
             job.labels.get(ownership.RUN_LABEL),
             self._task(job) if job.mode == "sealed" else None,
         )
+
+    def _warm(self, job: Job) -> tuple[str, ...]:
+        """:func:`~harness.sandbox.jobs.warm_modules` of the job, once per files mapping."""
+        shape = (id(job.files), job.evaluator_module, job.preload)
+        seen = self._warmed.get(shape)
+        if seen is None or seen[0] is not job.files:
+            if len(self._warmed) > 64:
+                self._warmed.clear()
+            seen = self._warmed[shape] = (job.files, warm_modules(job))
+        return seen[1]
 
     def _task(self, job: Job) -> str:
         """Digest of the job's sealed task, remembering the frame that installs it."""
@@ -398,6 +468,28 @@ class DockerBackend:
 
     def _start(self, key: PoolKey, extra_labels: dict[str, str] | None = None) -> _Started:
         """Create, attach, start and wait for ``ready``: a container waiting for its job."""
+        boxed = self.boxes
+        try:
+            return self._start_as(key, extra_labels, boxed=boxed)
+        except _Unboxable as exc:
+            if self.boxes:
+                self.boxes = False
+                log.warning(
+                    "this Docker engine refuses the namespaces a sandbox box needs (%s); every "
+                    "candidate gets a fresh single-use container instead (slower, as safe)",
+                    exc,
+                )
+            return self._start_as(key, extra_labels, boxed=False)
+
+    def _seccomp_profile(self) -> str:
+        if self._profile is None:
+            arch = str(self.client.info().get("Architecture") or os.uname().machine)
+            self._profile = profile_json(arch)
+        return self._profile
+
+    def _start_as(
+        self, key: PoolKey, extra_labels: dict[str, str] | None, *, boxed: bool
+    ) -> _Started:
         cfg = make_runner_config(
             key.limits,
             key.preload,
@@ -410,6 +502,9 @@ class DockerBackend:
             python="/usr/bin/python3",
             python_flags=PYTHON_FLAGS,
             task=key.task is not None,
+            box=boxed,
+            max_jobs=self.reuse if boxed else 1,
+            tmpfs_mb=key.limits.tmpfs_mb,
         )
         spec = ContainerSpec(
             image=key.image,
@@ -417,7 +512,7 @@ class DockerBackend:
                 "/usr/bin/python3",
                 *PYTHON_FLAGS,
                 "-m",
-                "galapagos_sandbox.runner",
+                "galapagos_sandbox.zygote" if boxed else "galapagos_sandbox.runner",
                 cfg.to_json(),
             ),
             limits=key.limits,
@@ -425,6 +520,7 @@ class DockerBackend:
             env=minimal_env(pythonpath=IMAGE_PYTHONPATH),
             name=f"galapagos-{self.instance}-{uuid.uuid4().hex[:10]}",
             runtime=self.runtime,
+            seccomp=self._seccomp_profile() if boxed else None,
         )
         try:
             container = create_hardened_container(self.client, spec)
@@ -445,29 +541,15 @@ class DockerBackend:
                 self.client, container, max_frame=key.limits.output_bytes + FRAME_SLACK
             )
             container.start()
-            deadline = time.monotonic() + STARTUP_S
-            if key.task is not None:
-                # The runner imports the evaluator before ready, under the job's budget: wait
-                # for that too, so a hanging import is answered by the runner as a timeout.
-                deadline += key.limits.wall_s
-                try:
-                    stream.send(self._task_frames[key.task], deadline)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the stream ended: reading it below says so (and shows any stderr)
-            frame = stream.recv_frame(deadline)
-            if frame is None and not stream.stderr_tail.strip():
-                raise InfrastructureFault(
-                    f"the container ({key.image}) ended before its runner said ready: stopped "
-                    "or removed from outside, or the engine went away"
-                )
-            if frame is None or frame[0].get("kind") != "ready":
-                why = stream.stderr_tail[-500:].strip() or (
-                    f"it sent a {frame[0].get('kind')!r} frame instead of 'ready'"
-                    if frame is not None
-                    else "its stream ended"
-                )
-                raise SandboxError(f"the sandbox runner in {key.image} did not start: {why}")
-            return _Started(container, stream, key.task)
+            started = _Started(container, stream, key.task, boxed=boxed)
+            self._prepare(started, key)
+            return started
+        except _Retired as exc:  # a zygote that cannot serve even one job: a broken image
+            self._discard(_Started(container, stream) if stream else container)
+            raise SandboxError(f"the sandbox runner in {key.image} did not start: {exc}") from exc
+        except _Unboxable:
+            self._discard(_Started(container, stream) if stream else container)
+            raise
         except (
             TimeoutError,
             WireError,
@@ -487,6 +569,72 @@ class DockerBackend:
         except BaseException:
             self._discard(_Started(container, stream) if stream else container)
             raise
+
+    def _prepare(self, started: _Started, key: PoolKey) -> None:
+        """Have a container's runner (a zygote's: the fresh one it forked after the last job,
+        with a fresh box) install the task and say ``ready``.  Raises :class:`_Retired` when a
+        zygote will serve no more."""
+        stream = started.stream
+        deadline = time.monotonic() + STARTUP_S
+        data = b""
+        if key.task is not None:
+            # The runner imports the evaluator before ready, under the job's budget: wait
+            # for that too, so a hanging import is answered by the runner as a timeout.
+            deadline += key.limits.wall_s
+            data += self._task_frames[key.task]
+        if data:
+            try:
+                stream.send(data, deadline)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the stream ended: reading it below says so (and shows any stderr)
+        frame = stream.recv_frame(deadline)
+        kind = frame[0].get("kind") if frame is not None else None
+        if kind == "ready":
+            return
+        if kind == "retired":
+            raise _Retired(str(frame[0].get("why", "")) if frame else "")
+        if kind == "unboxable":
+            raise _Unboxable(str(frame[0].get("error", "")) if frame else "")
+        if frame is None and not stream.stderr_tail.strip():
+            raise InfrastructureFault(
+                f"the container ({key.image}) ended before its runner said ready: stopped "
+                "or removed from outside, or the engine went away"
+            )
+        why = stream.stderr_tail[-500:].strip() or (
+            f"it sent a {kind!r} frame instead of 'ready'" if frame else "its stream ended"
+        )
+        raise SandboxError(f"the sandbox runner in {key.image} did not start: {why}")
+
+    def _recycle(self, key: PoolKey, started: _Started) -> None:
+        """In the background: a zygote container prepares a fresh box for its next job and
+        goes back to the pool, or is removed if it retired (or anything went wrong)."""
+        started.served += 1
+
+        def recycle() -> None:
+            try:
+                if self._closed:
+                    raise _Retired("the backend is closing")
+                self._prepare(started, key)
+            except (
+                SandboxError,
+                TimeoutError,
+                WireError,
+                OSError,
+                docker.errors.APIError,
+                requests.exceptions.RequestException,
+            ) as exc:
+                log.debug("zygote container not reused: %s", exc)
+                assert self.pool is not None
+                self.pool.abandon(key)
+                self._remove(started, delay=False)
+                return
+            assert self.pool is not None
+            self.pool.give_back(key, started)
+
+        fut = self._remover.submit(recycle)
+        with self._lock:
+            self._removals.add(fut)
+        fut.add_done_callback(self._removal_done)
 
     def _forget_image(self, tag: str) -> None:
         """The engine no longer has ``tag``: the next job resolves (and may build) it again."""
@@ -509,8 +657,8 @@ class DockerBackend:
         with self._lock:
             self._removals.discard(fut)
 
-    def _remove(self, item: _Started | Container) -> None:
-        if not self._closed:
+    def _remove(self, item: _Started | Container, *, delay: bool = True) -> None:
+        if delay and not self._closed:
             time.sleep(REMOVE_DELAY_S)  # let the job's caller run first; removal is not urgent
         if isinstance(item, _Started):
             # A finished runner waits for this hang-up before it exits (its container's
@@ -525,13 +673,16 @@ class DockerBackend:
 
     # -- one job -----------------------------------------------------------------------------
 
-    async def _exchange(self, started: _Started, job: Job, t0: float) -> EvalResult:
+    async def _exchange(self, started: _Started, job: Job, t0: float) -> tuple[EvalResult, bool]:
+        """Send the job, read its result; the flag says the container ended the job well (a
+        zygote container may then serve another: it decides itself whether it will)."""
         stream, container = started.stream, started.container
         loop = asyncio.get_running_loop()
         blocking = partial(loop.run_in_executor, self._executor)
         elapsed = lambda: time.monotonic() - t0  # noqa: E731
         budget = job.limits.wall_s
         deadline = time.monotonic() + budget + HOST_GRACE_S
+        stream.new_exchange()
         try:
             await stream.asend(encode_job(job, installed=started.task), deadline)
         except (OSError, TimeoutError) as exc:
@@ -552,12 +703,12 @@ class DockerBackend:
                 duration_s=elapsed(),
                 oom_killed=bool(state.get("OOMKilled")),
                 stderr_tail=stream.stderr_tail,
-            )
+            ), False
         except OutputLimitExceeded as exc:
             await blocking(self._kill, container)
             return failure_result(
                 "output_limit", str(exc), duration_s=elapsed(), stderr_tail=stream.stderr_tail
-            )
+            ), False
         except WireError as exc:
             await blocking(self._kill, container)
             return failure_result(
@@ -565,12 +716,12 @@ class DockerBackend:
                 f"unreadable result: {exc}",
                 duration_s=elapsed(),
                 stderr_tail=stream.stderr_tail,
-            )
+            ), False
         except OSError:
             frame = None  # the socket broke: the container is gone
         if frame is None or frame[0].get("kind") != "result":
-            return await blocking(self._died, container, stream, elapsed())
-        return result_from_document(frame[0], duration_s=elapsed())
+            return await blocking(self._died, container, stream, elapsed()), False
+        return result_from_document(frame[0], duration_s=elapsed()), True
 
     def _state(self, container: Container, wait_s: float) -> dict[str, Any]:
         with contextlib.suppress(requests.exceptions.RequestException, docker.errors.APIError):

@@ -8,6 +8,7 @@ what to do about it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,23 @@ def _stdout(result: EvalResult) -> str:
 
 def _program(body: str, imports: str = "") -> str:
     return f"{imports}\ndef solve():\n" + textwrap.indent(textwrap.dedent(body), "    ")
+
+
+def _together(names: tuple[str, ...]) -> str:
+    """One program holding each canary's ``solve`` as ``solve_<name>`` (run in one box)."""
+    return "\n".join(
+        CANARIES[name][0].replace("\ndef solve():", f"\ndef solve_{name}():") for name in names
+    )
+
+
+def _evaluator_for(names: tuple[str, ...]) -> bytes:
+    """Calls each canary's function in turn; each one's score as metric ``canary_<name>``."""
+    return (
+        f"NAMES = {list(names)!r}\n"
+        "def evaluate(candidate):\n"
+        "    scores = {'canary_' + n: float(candidate.call('solve_' + n)) for n in NAMES}\n"
+        "    return {'combined_score': 0.0, **scores}\n"
+    ).encode()
 
 
 CANARIES: dict[str, tuple[str, set[str], str, Callable[[EvalResult], bool]]] = {
@@ -84,6 +102,9 @@ CANARIES: dict[str, tuple[str, set[str], str, Callable[[EvalResult], bool]]] = {
                 print('ROOT WRITABLE')
             except OSError:
                 pass
+            # Left for the "leftovers" canary, which must not find them.
+            for place in ('/tmp', '/dev/shm'):
+                open(os.path.join(place, 'galapagos-canary-mark'), 'w').write('x')
             return 0.0
             """,
             "import os",
@@ -138,10 +159,28 @@ CANARIES: dict[str, tuple[str, set[str], str, Callable[[EvalResult], bool]]] = {
         "a candidate cannot forge its score through the runner's output or its own stdout",
         lambda r: r.metrics.get("combined_score") == 0.25,
     ),
+    "leftovers": (
+        _program(
+            """
+            left = [p for p in ('/tmp', '/dev/shm')
+                    if os.path.exists(os.path.join(p, 'galapagos-canary-mark'))]
+            print('LEFT BEHIND', left) if left else print('clean')
+            return 0.0
+            """,
+            "import os",
+        ),
+        {"ok"},
+        "a candidate finds nothing an earlier one left (identity's marker files)",
+        lambda r: "clean" in _stdout(r),
+    ),
 }
 #: The canaries a run starts with (cheap, no limits pushed): the isolation and integrity
-#: properties a broken image or engine would lose silently.
-STARTUP_CANARIES = ("honest", "identity", "network", "forgery")
+#: properties a broken image or engine would lose silently.  The first four run in one box, and
+#: "leftovers" in the next box of the same container, as a run's candidates do: it checks the
+#: boundary between candidates.
+STARTUP_CANARIES = ("honest", "identity", "network", "forgery", "leftovers")
+#: Start-up canaries that share a box (one job; the rest run one job each).
+_SHARED_BOX = ("honest", "identity", "network", "forgery")
 
 
 @dataclass(frozen=True)
@@ -197,18 +236,12 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
     from harness.sandbox.docker_backend import DockerBackend
 
     chosen = {n: CANARIES[n] for n in (names or tuple(CANARIES))}
-    backend = DockerBackend(pool_size=0, build=False)
+    # One warm container at a time, no creator threads: each canary runs in the container the
+    # one before it ran in (a fresh box each), unless that one retired (a timeout, an OOM kill).
+    backend = DockerBackend(pool_size=1, pool_creators=0, build=False)
 
-    async def one(name: str) -> Check:
-        source, statuses, what, extra = chosen[name]
-        job = Job(
-            mode="sealed",
-            function="evaluate",
-            candidate=source,
-            files={"evaluator.py": CANARY_EVALUATOR},
-            limits=CANARY_LIMITS,
-        )
-        result = await backend.run(job)
+    def verdict(name: str, result: EvalResult) -> Check:
+        _, statuses, what, extra = chosen[name]
         ok = result.status in statuses and extra(result)
         why = result.error.strip() or f"metrics {dict(result.metrics)}"
         detail = f"{what}: status {result.status}" + ("" if ok else f" ({why[:300]})")
@@ -220,17 +253,56 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
         )
         return Check(f"canary:{name}", ok, detail, remedy)
 
+    async def run(group: tuple[str, ...]) -> list[Check]:
+        """One job for ``group``: a lone canary as it is, several in one box together."""
+        alone = len(group) == 1
+        job = Job(
+            mode="sealed",
+            function="evaluate",
+            candidate=chosen[group[0]][0] if alone else _together(group),
+            files={"evaluator.py": CANARY_EVALUATOR if alone else _evaluator_for(group)},
+            limits=CANARY_LIMITS,
+        )
+        result = await backend.run(job)
+        if alone:
+            return [verdict(group[0], result)]
+        # Each canary judged on its own score; the output they printed is shared.
+        return [
+            verdict(
+                name,
+                dataclasses.replace(
+                    result,
+                    metrics={"combined_score": result.metrics.get(f"canary_{name}", float("nan"))},
+                ),
+            )
+            for name in group
+        ]
+
+    if names == STARTUP_CANARIES:
+        groups = [_SHARED_BOX, *((n,) for n in names if n not in _SHARED_BOX)]
+    else:  # the doctor: one box each, limits pushed one by one
+        groups = [(name,) for name in chosen]
     try:
-        if names is None:  # the doctor: one at a time, limits pushed one by one
-            return [await one(name) for name in chosen]
-        return list(await asyncio.gather(*(one(name) for name in chosen)))
+        checks = [check for group in groups for check in await run(group)]
+        if names is None:  # the doctor says which isolation unit the engine allows
+            checks.append(
+                Check(
+                    "isolation",
+                    True,
+                    f"a fresh box per candidate in zygote containers ({backend.reuse} each)"
+                    if backend.boxes
+                    else "a fresh single-use container per candidate (the engine refuses "
+                    "the user namespaces boxes need: slower, as safe)",
+                )
+            )
+        return checks
     finally:
         await backend.aclose()
 
 
 async def startup_canaries() -> None:
     """Fail closed before a run: raise :class:`SandboxError` if a start-up canary escapes or is
-    mis-scored (:data:`STARTUP_CANARIES`, concurrently, about a second)."""
+    mis-scored (:data:`STARTUP_CANARIES`: two jobs in one container, well under a second)."""
     failed = [c for c in await _canaries(STARTUP_CANARIES) if not c.ok]
     if failed:
         first = failed[0]

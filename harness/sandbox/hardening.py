@@ -6,7 +6,8 @@ follow the checklist in ``reference/sandboxes.md`` §6:
 - no network (``network_mode="none"``), read-only root, sized tmpfs for ``/tmp`` (the candidate's
   scratch space) and a root-only ``/run/galapagos`` for trusted files, small ``/dev/shm``;
 - ``cap_drop=ALL`` plus only the runner's ``SETUID``/``SETGID`` (to drop to the candidate uid)
-  and ``KILL`` (to kill the candidate's processes); ``no-new-privileges``; default seccomp;
+  and ``KILL`` (to kill the candidate's processes); ``no-new-privileges``; Docker's default
+  seccomp profile, or for zygote containers our own (:mod:`harness.sandbox.seccomp`);
 - memory limit with swap equal to it (no swap), pids limit, CPU quota, ulimits (nofile, fsize,
   core 0); the log driver is ``none`` (we read a capped attach stream instead);
 - minimal environment (no API keys, no host paths), tini as PID 1, labels for reaping;
@@ -87,6 +88,9 @@ class ContainerSpec:
     working_dir: str = "/"
     #: OCI runtime, e.g. ``"runsc"`` where gVisor is installed (a kernel boundary).
     runtime: str | None = None
+    #: A seccomp profile (JSON) instead of Docker's default: zygote containers use
+    #: :func:`harness.sandbox.seccomp.profile_json`, which lets the trusted runner build boxes.
+    seccomp: str | None = None
 
 
 def container_kwargs(spec: ContainerSpec) -> dict[str, Any]:
@@ -117,13 +121,17 @@ def container_kwargs(spec: ContainerSpec) -> dict[str, Any]:
         "stdin_open": True,
         "tty": False,
         "network_mode": "none",
+        # …and no network endpoint at all: the engine then skips its per-container network hook
+        # (a re-exec of dockerd by runc, ~40 ms of CPU per container start measured here).
+        "network_disabled": True,
         "read_only": True,
         "tmpfs": tmpfs,
         "shm_size": f"{SHM_MB}m",
         "ipc_mode": "private",
         "cap_drop": ["ALL"],
         "cap_add": list(spec.cap_add),
-        "security_opt": ["no-new-privileges:true"],
+        "security_opt": ["no-new-privileges:true"]
+        + ([f"seccomp={spec.seccomp}"] if spec.seccomp else []),
         "mem_limit": memory,
         "memswap_limit": memory,
         "pids_limit": lim.pids,

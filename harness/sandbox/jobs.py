@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
+import sys
 from collections.abc import Mapping
 from typing import Any, cast, get_args
 
@@ -22,6 +24,7 @@ from harness.sandbox.protocol import Job, Limits
 
 __all__ = [
     "STATUSES",
+    "warm_modules",
     "encode_job",
     "encode_task",
     "failure_result",
@@ -46,6 +49,46 @@ def runner_config(limits: Limits, preload: tuple[str, ...], **where: Any) -> Run
         fsize_mb=limits.fsize_mb,
         **where,
     )
+
+
+#: Imported along with these (lazily loaded submodules candidates of such tasks often use).
+_ALONG = {"numpy": ("numpy.random",)}
+_IMPORTS = re.compile(
+    r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([^#\n;()]+))", re.M
+)
+#: Standard-library modules never imported ahead (side effects at import, or useless here).
+_NOT_AHEAD = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"})
+
+
+def warm_modules(job: Job) -> tuple[str, ...]:
+    """The modules a sandbox imports before its job arrives: the task card's ``preload``, the
+    standard-library and preloaded packages' modules the evaluator imports, and submodules
+    that go with them (``numpy.random``).
+
+    A zygote imports them once and forks every runner and candidate from that state, so no job
+    pays for them (the evaluator module itself is never imported ahead: it is task data).
+    Only names are read from the evaluator; a name the image lacks is reported at start-up."""
+    wanted = list(job.preload)
+    roots = {name.split(".")[0] for name in job.preload}
+    source = bytes(job.files.get(f"{job.evaluator_module}.py") or b"")
+    # Import statements read line by line, not with ``ast``: this runs on the backend's threads,
+    # and CPython 3.11 before 3.11.8 can fail an ``ast.parse`` racing a compile in another
+    # thread ("AST constructor recursion depth mismatch").  A line that only looks like an
+    # import (in a string) costs at most an import of a standard module.
+    for line in _IMPORTS.finditer(source.decode("utf-8", "replace")):
+        source_module, imported = line.group(1), line.group(2)
+        names = [source_module] if source_module else []
+        if imported:
+            names = [part.split(" as ")[0].strip() for part in imported.split(",")]
+        for name in names:
+            root = name.split(".")[0]
+            if not name.replace(".", "").replace("_", "").isalnum():
+                continue
+            if (root in sys.stdlib_module_names and root not in _NOT_AHEAD) or root in roots:
+                wanted.append(name)
+    for name in list(wanted):
+        wanted.extend(_ALONG.get(name, ()))
+    return tuple(dict.fromkeys(wanted))
 
 
 def task_digest(job: Job) -> str:

@@ -340,8 +340,20 @@ return []
         "signal_the_runner",
         "isolation",
         """
+# Every root process the candidate can see (init, the zygote, the runner), by the pids /proc
+# shows, and its parent unless that is its own box's init (PID 1 of its namespace, which ignores
+# signals from inside: a kill that changes nothing).
+targets = {os.getppid()} if os.getppid() != 1 else set()
+for entry in os.listdir('/proc'):
+    try:
+        with open(f'/proc/{entry}/status') as f:
+            uid = next(l.split()[1] for l in f if l.startswith('Uid:'))
+    except (OSError, StopIteration):
+        continue
+    if uid != str(os.getuid()) and int(entry) != 1:
+        targets.add(int(entry))
 for sig in (signal.SIGKILL, signal.SIGSTOP, signal.SIGTERM):
-    for pid in (os.getppid(), 1):
+    for pid in sorted(targets):
         try:
             os.kill(pid, sig)
             print('SIGNALLED', pid)

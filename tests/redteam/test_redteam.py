@@ -13,6 +13,7 @@ from harness.core.scoring import is_failure
 from harness.evaluation.driver import TaskEvaluator
 from harness.evaluation.task import Task
 from tests.redteam.cases import CASES, Case
+from tests.redteam.reuse_cases import FINDER
 
 pytestmark = pytest.mark.docker
 
@@ -40,8 +41,11 @@ async def test_adversarial_candidate_is_contained(
     for text in (result.error, result.stderr_tail, *result.artifacts.values()):
         assert "\x00" not in text
         text.encode("utf-8")  # storable: no lone surrogates
+    # The next candidate finds nothing of this one (in the same container unless it retired).
+    after = await evaluator.evaluate(FINDER, program_id="finder", iteration=2)
+    assert "nothing left" in after.artifacts.get("stdout_tail", ""), after.artifacts
     # The orchestrator is still running and still scores an honest program correctly.
     honest = await evaluator.evaluate(
-        knapsack.initial_program or "", program_id="canary", iteration=2
+        knapsack.initial_program or "", program_id="canary", iteration=3
     )
     assert honest.status == "ok" and honest.metrics["combined_score"] == 1.0

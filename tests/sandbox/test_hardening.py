@@ -27,7 +27,7 @@ def spec(**kw: object) -> ContainerSpec:
 
 def test_every_container_is_locked_down() -> None:
     kw = container_kwargs(spec())
-    assert kw["network_mode"] == "none"
+    assert kw["network_mode"] == "none" and kw["network_disabled"] is True
     assert kw["read_only"] is True
     assert kw["cap_drop"] == ["ALL"] and kw["cap_add"] == list(RUNNER_CAPS)
     assert kw["security_opt"] == ["no-new-privileges:true"]

@@ -71,3 +71,18 @@ def test_failure_documents_carry_their_reason_and_tails() -> None:
     assert result.status == "timeout" and result.metrics["combined_score"] == 0.0
     assert result.metrics["timeout"] is True
     assert result.artifacts["traceback"] == "tb" and "\x00" not in result.stderr_tail
+
+
+def test_the_modules_imported_ahead_are_the_cards_and_the_evaluators_standard_ones() -> None:
+    from harness.sandbox.jobs import warm_modules
+    from harness.sandbox.protocol import Job
+
+    evaluator = b"import json, os.path\nfrom concurrent.futures import wait\nimport numpy as np\n"
+    evaluator += b"import scipy.optimize\nfrom . import helper\nimport antigravity\nimport mytask\n"
+    job = Job(mode="compat", function="evaluate", candidate="", files={"evaluator.py": evaluator},
+              preload=("numpy",))  # fmt: skip
+    assert warm_modules(job) == (
+        "numpy", "json", "os.path", "concurrent.futures", "numpy.random",
+    )  # fmt: skip
+    broken = Job(mode="sealed", function="evaluate", candidate="", files={"evaluator.py": b"("})
+    assert warm_modules(broken) == ()

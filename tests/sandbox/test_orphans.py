@@ -25,7 +25,7 @@ ORCHESTRATOR = textwrap.dedent("""
     SLEEPER = "import time\\ndef solve():\\n    time.sleep(120)\\n"
 
     async def main():
-        backend = DockerBackend(pool_size=1, pool_creators=1)
+        backend = DockerBackend(pool_size=2, pool_creators=1)
         print(backend.owner, flush=True)
         job = Job(mode="sealed", function="evaluate", candidate=SLEEPER,
                   files={"evaluator.py": EVALUATOR},

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import struct
 import time
 
 # The C half of ``signal``: the module itself builds enums, which cost every container
@@ -66,6 +67,8 @@ class _Child:
         #: raises it again instead of talking to a child without a program.
         self.load_error: CandidateError | None = None
         self.status: int | None = None
+        #: In a box, ``pid`` is the box's init; it reports the candidate's own wait status here.
+        self.status_fd = -1
 
 
 class CandidateProcess:
@@ -88,6 +91,9 @@ class CandidateProcess:
 
     def spawn(self, *, fresh_interpreter: bool) -> None:
         """Fork a confined child.  Pre-job children keep our memory; later ones exec afresh."""
+        if self.cfg.box:
+            self._spawn_boxed(fresh_interpreter)
+            return
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -116,6 +122,82 @@ class CandidateProcess:
         self._child = _Child(pid, req_w, resp_r)
         self.spawns += 1
 
+    def _spawn_boxed(self, fresh_interpreter: bool) -> None:
+        """Build a box (:mod:`galapagos_sandbox.box`) whose init runs the candidate process.
+
+        The builder (a child of ours, root until it drops to the candidate uid) enters the
+        namespaces, lays out the fds, gives up its capabilities, installs the candidate filter
+        and forks the box's init; it reports the init's pid and exits.  We are the init's
+        subreaper (the zygote set that up), so the init becomes our child: killing it empties
+        the box, and it reports the candidate's own exit status on ``status_fd``.
+        Raises :class:`~galapagos_sandbox.box.BoxError` if the box cannot be built.
+        """
+        from galapagos_sandbox import box  # the zygote imported it before forking us
+
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        status_r, status_w = os.pipe()
+        pid_r, pid_w = os.pipe()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        uid = self.cfg.uid if self.cfg.uid is not None else os.getuid()
+        builder = os.fork()
+        if builder == 0:  # pragma: no cover - child
+            try:
+                os.environ.clear()
+                os.environ.update(self._env)
+                box.enter_box(
+                    uid=uid,
+                    gid=self.cfg.gid if self.cfg.gid is not None else uid,
+                    tmpfs_mb=self.cfg.tmpfs_mb,
+                    hide=(self.cfg.trusted_dir,),
+                )
+                fds = {0: devnull, 1: out_w, 2: err_w, 3: req_r, 4: resp_w, 5: status_w, 6: pid_w}
+                become_candidate(self.cfg, fds)
+                box.drop_capabilities()
+                box.install_filter(box.candidate_filter())
+                init = os.fork()
+                if init == 0:
+                    os.close(6)
+                    box.run_init(5, close=(0, 1, 2, 3, 4))  # returns in the candidate only
+                    self._serve(fresh_interpreter)
+                os.write(6, struct.pack("<i", init))
+                os._exit(0)
+            except BaseException as exc:  # noqa: BLE001 - reported through the exit status
+                try:
+                    os.write(2, f"galapagos box: {type(exc).__name__}: {exc}\n".encode())
+                except OSError:
+                    pass
+            finally:
+                os._exit(70)
+        for fd in (req_r, resp_w, out_w, err_w, devnull, status_w, pid_w):
+            os.close(fd)
+        _, status = os.waitpid(builder, 0)
+        raw = os.read(pid_r, 4) if status == 0 else b""
+        os.close(pid_r)
+        if len(raw) != 4:
+            for fd in (req_w, resp_r, out_r, err_r, status_r):
+                os.close(fd)
+            raise box.BoxError(0, f"could not build the candidate's box (status {status})")
+        flags = fcntl.fcntl(req_w, fcntl.F_GETFL)
+        fcntl.fcntl(req_w, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        self.capture.watch(out_r, "stdout")
+        self.capture.watch(err_r, "stderr")
+        self._child = _Child(struct.unpack("<i", raw)[0], req_w, resp_r)
+        self._child.status_fd = status_r
+        self.spawns += 1
+
+    def _serve(self, fresh_interpreter: bool) -> None:  # pragma: no cover - child
+        """Become the candidate process (never returns)."""
+        if fresh_interpreter:
+            args = [self.cfg.python, *self.cfg.python_flags, "-m", "galapagos_sandbox.worker"]
+            os.execv(self.cfg.python, [*args, self.cfg.compat_path])
+        from galapagos_sandbox.worker import serve
+
+        serve(self.cfg.compat_path)
+        os._exit(70)
+
     def kill(self) -> None:
         child = self._child
         # Only an unreaped child's pid is safe to signal: a reaped one may have been reused.
@@ -126,6 +208,11 @@ class CandidateProcess:
         self.kill()
         if self._child is not None:
             self._reap(self._child, wait_s=1.0)
+
+    def reaped(self) -> bool:
+        """True when no candidate process of ours is left (in a box: its init was reaped, and
+        the kernel reaps everything else in the box before that)."""
+        return self._child is None or self._child.status is not None
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -281,18 +368,20 @@ class CandidateProcess:
         while child.status is None:
             pid, status = os.waitpid(child.pid, os.WNOHANG)
             if pid:
-                child.status = status
+                child.status = _candidate_status(child, status)
                 break
             if time.monotonic() > end:
                 self.kill()
                 end = time.monotonic() + 5.0
             time.sleep(0.002)
-        for fd in (child.req, child.resp):
+        for fd in (child.req, child.resp, child.status_fd):
+            if fd < 0:
+                continue
             try:
                 os.close(fd)
             except OSError:
                 pass
-        child.req = child.resp = -1
+        child.req = child.resp = child.status_fd = -1
 
     def _overflow_message(self) -> str:
         return f"the candidate printed more than {self.cfg.output_bytes} bytes"
@@ -327,6 +416,18 @@ class CandidateProcess:
         return CandidateCrashed(
             f"the candidate exited (status {code}) during {what}", exit_code=code
         )
+
+
+def _candidate_status(child: _Child, status: int) -> int:
+    """The candidate's own wait status: a box's init (``status``, now reaped) wrote it before
+    it exited, unless the init itself was killed (then its status tells why)."""
+    if child.status_fd < 0:
+        return status
+    try:
+        raw = os.read(child.status_fd, 4)
+    except OSError:
+        raw = b""
+    return struct.unpack("<i", raw)[0] if len(raw) == 4 else status
 
 
 class Candidate:

@@ -44,6 +44,13 @@ _DEFAULTS: dict[str, Any] = {
     # A sealed task frame follows on stdin before ``ready`` (warm pools install the evaluator
     # ahead of the job; the job then names the task by digest and carries no files).
     "task": False,
+    # Every candidate process in its own box (fresh user/mount/pid/net/ipc namespaces, see
+    # ``galapagos_sandbox.box``): set for zygote containers, which serve several jobs in turn.
+    "box": False,
+    # Jobs a zygote container serves before it retires (``galapagos_sandbox.zygote``).
+    "max_jobs": 1,
+    # Size of each box's /tmp (MiB).
+    "tmpfs_mb": 64,
 }
 
 
@@ -66,6 +73,9 @@ class RunnerConfig:
     memory_mb: int | None
     max_job_bytes: int
     task: bool
+    box: bool
+    max_jobs: int
+    tmpfs_mb: int
 
     def __init__(self, **settings: Any) -> None:
         unknown = set(settings) - set(_DEFAULTS)

@@ -6,6 +6,11 @@ untrusted, makes itself the preferred OOM victim, drops to the candidate uid/gid
 supplementary groups (which clears every capability and makes it non-dumpable, so it cannot
 read the runner's ``/proc/<pid>/fd`` or ``environ``), sets rlimits, keeps only its own pipes and
 moves into a private directory.
+
+In a zygote container (``cfg.box``) the candidate process lives in a box of its own
+(:mod:`galapagos_sandbox.box`): the uid change and the OOM preference happen while the box is
+built, and killing the candidates means killing the box's init, never ``kill(-1)`` (which would
+take the zygote with it).
 """
 
 from __future__ import annotations
@@ -58,11 +63,12 @@ def become_candidate(cfg: RunnerConfig, fds: dict[int, int]) -> str:
     closed.  Runs before any candidate code, so it may trust its own memory.
     """
     contained = in_container(cfg)
-    try:  # raising one's own oom_score_adj needs no privilege
-        with open("/proc/self/oom_score_adj", "w") as f:
-            f.write("1000")
-    except OSError:
-        pass
+    if not cfg.box:  # a box builder did this already, as root
+        try:  # raising one's own oom_score_adj needs no privilege
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("1000")
+        except OSError:
+            pass
     # Move sources out of the way first so dup2 never clobbers a source it still needs.
     high = {
         target: fcntl.fcntl(src, fcntl.F_DUPFD_CLOEXEC, _SPARE_FD) for target, src in fds.items()
@@ -70,7 +76,7 @@ def become_candidate(cfg: RunnerConfig, fds: dict[int, int]) -> str:
     for target, src in high.items():
         os.dup2(src, target, inheritable=True)
     _close_from(max(fds) + 1)
-    if cfg.uid is not None:
+    if cfg.uid is not None and not cfg.box:
         gid = cfg.gid if cfg.gid is not None else cfg.uid
         os.setgroups([])
         os.setresgid(gid, gid, gid)
@@ -84,7 +90,7 @@ def become_candidate(cfg: RunnerConfig, fds: dict[int, int]) -> str:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     if cfg.memory_mb:
         _set_rlimit(resource.RLIMIT_AS, cfg.memory_mb << 20)
-    if not contained:
+    if not contained and not cfg.box:
         # Die with the runner (set after the uid change, which clears it).  In a container
         # that is given: the runner is init's only child, and when it exits init does too,
         # which kills everything left in the container.
@@ -119,8 +125,9 @@ def in_container(cfg: RunnerConfig) -> bool:
 
 
 def kill_all_candidates(cfg: RunnerConfig, pids: list[int]) -> None:
-    """SIGKILL the candidate processes; in a container, every process but init and us."""
-    if cfg.uid is not None and in_container(cfg):
+    """SIGKILL the candidate processes; in a container, every process but init and us (in a
+    zygote container the candidate is its box's init: killing it empties the box)."""
+    if cfg.uid is not None and not cfg.box and in_container(cfg):
         # kill(-1) walks the task list in the kernel, so a fork bomb cannot outrun it.
         try:
             os.kill(-1, SIGKILL)
@@ -135,8 +142,9 @@ def kill_all_candidates(cfg: RunnerConfig, pids: list[int]) -> None:
 
 
 def stop_all_candidates(cfg: RunnerConfig) -> bool:
-    """In a container, SIGSTOP every process but init and us; False where that is unsafe."""
-    if cfg.uid is None or not in_container(cfg):
+    """In a container, SIGSTOP every process but init and us; False where that is unsafe (the
+    local backend, and zygote containers, whose zygote must live on)."""
+    if cfg.uid is None or cfg.box or not in_container(cfg):
         return False
     try:
         os.kill(-1, SIGSTOP)

@@ -50,6 +50,13 @@ __all__ = ["main"]
 WATCHDOG_GRACE_S = 0.25
 #: Longest a finished runner in a container waits for the host to hang up (see ``_linger``).
 LINGER_S = 30.0
+#: Job endings after which a zygote container may serve another candidate; anything else (a
+#: timeout, an OOM kill, output over the cap, an infrastructure error) retires it.
+REUSABLE = frozenset({"ok", "invalid", "crash"})
+#: Exit status of a zygote's runner that asks it to retire the container.
+RETIRE = 3
+#: Exit status of a zygote's runner that found the host gone (its stdin ended).
+HUNG_UP = 5
 _TB_CHARS = 4000
 
 
@@ -123,6 +130,8 @@ class Runner:
     def finish(self, doc: dict[str, Any]) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)  # no watchdog inside emit (see there)
         self.emit(doc)
+        if self.cfg.box:
+            self._close_box(doc)
         # In a container, freeze the candidates (cheap) and let them die with it: killing them
         # here would spend their teardown while the host is reading the result.
         if stop_all_candidates(self.cfg):
@@ -130,6 +139,17 @@ class Runner:
             os._exit(0)
         self.process.shutdown()
         os._exit(0)
+
+    def _close_box(self, doc: dict[str, Any]) -> None:
+        """Zygote containers: empty the box, remove the task files, and tell the zygote
+        (exit status) whether the container may serve another candidate (never returns)."""
+        self.process.shutdown()
+        clean = self.process.reaped() and doc.get("status") in REUSABLE
+        try:
+            _remove_tree(os.path.join(self.cfg.trusted_dir, "task"))
+        except OSError:
+            clean = False
+        os._exit(0 if clean else RETIRE)
 
     def _watchdog(self, _signum: int, _frame: object) -> None:
         """SIGALRM handler (main thread; never returns): the job outlived its budget and
@@ -150,8 +170,9 @@ class Runner:
 
     # -- jobs --------------------------------------------------------------------------------
 
+    @staticmethod
     def _write_files(
-        self, header: dict[str, Any], blob: bytearray, root: str, skip: str = ""
+        header: dict[str, Any], blob: bytearray, root: str, skip: str = ""
     ) -> bytes | None:
         """Write the task files under ``root``; return the bytes of ``skip`` instead of
         writing it (the evaluator module is executed from memory: one file less to create)."""
@@ -184,21 +205,7 @@ class Runner:
 
     def rehearse(self) -> None:
         """Pay the job path's first-time costs (parser start-up, fresh pages) before ``ready``."""
-        scratch = os.path.join(self.cfg.trusted_dir, "rehearsal")
-        os.makedirs(scratch, mode=0o700, exist_ok=True)
-        self._write_files(
-            {"files": [["sub/evaluator.py", 0, len(_REHEARSAL)]]},
-            bytearray(_REHEARSAL.encode()),
-            scratch,
-        )
-        path = os.path.join(scratch, "sub", "evaluator.py")
-        module = self._load_module("_galapagos_rehearsal", path)
-        sys.modules.pop("_galapagos_rehearsal", None)
-        normalize_result(module.evaluate(None))
-        encode_frame({"kind": "result", "metrics": {"combined_score": 0.5}, "artifacts": {}})
-        os.unlink(path)
-        os.rmdir(os.path.dirname(path))
-        os.rmdir(scratch)
+        rehearse(self.cfg)
 
     def _install_task(self, header: dict[str, Any], blob: bytearray) -> types.ModuleType:
         """Write the task files, set the evaluator's environment, import the evaluator."""
@@ -289,7 +296,7 @@ class Runner:
             self.finish({"status": "error", "error": f"malformed job frame: {exc}"})
         if frame is None:  # the host went away before sending a job (pool shutdown)
             self.process.shutdown()
-            os._exit(0)
+            os._exit(HUNG_UP if self.cfg.box else 0)
         header, blob = frame
         self.started = time.monotonic()
         self.timings = {}
@@ -317,6 +324,42 @@ class Runner:
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken evaluator is data
             doc = _crash(exc)
         self.finish(doc)
+
+
+def rehearse(cfg: RunnerConfig) -> None:
+    """Run the job path once on a made-up task (parser start-up, fresh pages): a zygote does it
+    once before it forks its runners, a one-job runner before it says ready."""
+    scratch = os.path.join(cfg.trusted_dir, "rehearsal")
+    os.makedirs(scratch, mode=0o700, exist_ok=True)
+    Runner._write_files(
+        {"files": [["sub/evaluator.py", 0, len(_REHEARSAL)]]},
+        bytearray(_REHEARSAL.encode()),
+        scratch,
+    )
+    path = os.path.join(scratch, "sub", "evaluator.py")
+    module = Runner._load_module("_galapagos_rehearsal", path)
+    sys.modules.pop("_galapagos_rehearsal", None)
+    normalize_result(module.evaluate(None))
+    encode_frame({"kind": "result", "metrics": {"combined_score": 0.5}, "artifacts": {}})
+    os.unlink(path)
+    os.rmdir(os.path.dirname(path))
+    os.rmdir(scratch)
+
+
+def _remove_tree(root: str) -> None:
+    """Remove ``root`` and everything under it (trusted files only; absent is fine)."""
+    if not os.path.lexists(root):
+        return
+    for parent, dirs, files in os.walk(root, topdown=False):
+        for name in files:
+            os.unlink(os.path.join(parent, name))
+        for name in dirs:
+            path = os.path.join(parent, name)
+            if os.path.islink(path):
+                os.unlink(path)
+            else:
+                os.rmdir(path)
+    os.rmdir(root)
 
 
 def _crash(exc: BaseException) -> dict[str, Any]:

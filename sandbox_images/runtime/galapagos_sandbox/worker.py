@@ -14,8 +14,6 @@ path: compat mode, where the evaluator shares the candidate's process by design)
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import os
 import sys
 import types
@@ -34,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["REQUEST_FD", "RESPONSE_FD", "install_site_builtins", "serve"]
+__all__ = ["REQUEST_FD", "RESPONSE_FD", "fresh_randomness", "install_site_builtins", "serve"]
 
 REQUEST_FD = 3
 RESPONSE_FD = 4
@@ -136,8 +134,10 @@ class _Worker:
         spec.loader.exec_module(module)
         func = getattr(module, str(header.get("function")))
         result = func(program)
-        if inspect.isawaitable(result):  # an ``async def evaluate`` (OpenEvolve's R example)
-            result = asyncio.run(result)  # type: ignore[arg-type]
+        if hasattr(result, "__await__"):  # an ``async def evaluate`` (OpenEvolve's R example)
+            import asyncio  # only then: start-up imports stay lean (tests/sandbox/test_jsonc.py)
+
+            result = asyncio.run(result)
         return _compat_answer(result)
 
 
@@ -179,8 +179,21 @@ def _flush() -> None:
             pass
 
 
+def fresh_randomness() -> None:
+    """Reseed numpy's global generator from the OS after a fork from a process that imported
+    ``numpy.random``: a process of its own would start from fresh entropy too (the standard
+    library's ``random`` reseeds itself at fork)."""
+    random = sys.modules.get("numpy.random")
+    if random is not None:
+        try:
+            random.seed()
+        except Exception:  # noqa: BLE001, S110 - a broken numpy is the candidate's own problem
+            pass
+
+
 def serve(compat_path: str = "/opt/galapagos/compat") -> None:
     """Answer requests until the runner closes the request pipe."""
+    fresh_randomness()
     try:
         sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     except Exception:  # noqa: BLE001, S110 - a replaced stdout keeps its own buffering
