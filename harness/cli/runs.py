@@ -140,6 +140,15 @@ def run(
             "and models the task folder's or your config names.",
         ),
     ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            envvar="GALAPAGOS_RAY_ADDRESS",
+            help="Fan the run's evaluations out over this Ray cluster's nodes, each sandboxed in "
+            "its node's Docker engine (needs galapagos[ray]; see docs/scale-out.md).",
+        ),
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -166,7 +175,14 @@ def run(
             )
         rerun = plan_rerun(Path(from_run), sandbox=sandbox, api_base=api_base, models=models)
         target = store_for_writing(store)
-        _drive(rerun, open_store(target), as_json, quiet=quiet, hint=store_hint(store))
+        _drive(
+            rerun,
+            open_store(target),
+            as_json,
+            quiet=quiet,
+            hint=store_hint(store),
+            ray_address=ray_address,
+        )
         return
     if from_run is not None:
         source_id, _, program_id = from_run.partition(":")
@@ -199,7 +215,14 @@ def run(
         keep_going=keep_going,
     )
     target = store_for_writing(store)
-    _drive(plan, open_store(target), as_json, quiet=quiet, hint=store_hint(store))
+    _drive(
+        plan,
+        open_store(target),
+        as_json,
+        quiet=quiet,
+        hint=store_hint(store),
+        ray_address=ray_address,
+    )
 
 
 @guard
@@ -235,6 +258,15 @@ def resume(
         list[str] | None,
         typer.Option("--model", "-m", help="Continue with this model (repeatable); recorded."),
     ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            envvar="GALAPAGOS_RAY_ADDRESS",
+            help="Fan the run's evaluations out over this Ray cluster's nodes, each sandboxed in "
+            "its node's Docker engine (needs galapagos[ray]; see docs/scale-out.md).",
+        ),
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -262,11 +294,17 @@ def resume(
         api_base=api_base,
         models=_models(model),
     )
-    _drive(plan, st, as_json, quiet=quiet, hint=store_hint(store))
+    _drive(plan, st, as_json, quiet=quiet, hint=store_hint(store), ray_address=ray_address)
 
 
 def _drive(
-    plan: RunPlan, store: SQLiteStore, as_json: bool, *, quiet: bool = False, hint: str = ""
+    plan: RunPlan,
+    store: SQLiteStore,
+    as_json: bool,
+    *,
+    quiet: bool = False,
+    hint: str = "",
+    ray_address: str | None = None,
 ) -> None:
     from rich.progress import (
         BarColumn,
@@ -335,7 +373,9 @@ def _drive(
     def on_notice(text: str) -> None:
         err.print(f"[yellow]note:[/] {escape(text)}", soft_wrap=True)
 
-    summary = asyncio.run(_execute_with_signals(plan, store, on_start, on_progress, on_notice))
+    summary = asyncio.run(
+        _execute_with_signals(plan, store, on_start, on_progress, on_notice, ray_address)
+    )
     bar.stop()
     run = store.get_run(summary.run_id)
     data = _report(store, run, summary, as_json, hint=hint)
@@ -358,11 +398,14 @@ async def _execute_with_signals(
     on_start: Callable[[RunRecord, Services], None],
     on_progress: Callable[[RunProgress], None],
     on_notice: Callable[[str], None],
+    ray_address: str | None = None,
 ) -> RunSummary:
-    """First Ctrl-C finishes the iterations in flight and stops; the second aborts."""
+    """First Ctrl-C finishes the iterations in flight and stops; the second aborts.  With a
+    Ray cluster the run's evaluations go to its nodes (a Runtime whose backend is the cluster)."""
     import asyncio
 
     from harness.runs import execute
+    from harness.runtime import Runtime
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -375,11 +418,26 @@ async def _execute_with_signals(
 
     loop.add_signal_handler(signal.SIGINT, first)
     loop.add_signal_handler(signal.SIGTERM, first)
+    runtime = None
+    if ray_address is not None:
+        from harness.distributed.cluster import Cluster
+
+        cluster = Cluster(ray_address)
+        err.print(f"Ray cluster {ray_address}: {len(cluster.nodes)} Galapagos node(s)")
+        runtime = Runtime(cluster=cluster)
     try:
         return await execute(
-            plan, store, on_start=on_start, on_progress=on_progress, stop=stop, on_notice=on_notice
+            plan,
+            store,
+            on_start=on_start,
+            on_progress=on_progress,
+            stop=stop,
+            on_notice=on_notice,
+            runtime=runtime,
         )
     finally:
+        if runtime is not None:
+            await runtime.aclose()
         loop.remove_signal_handler(signal.SIGINT)
         loop.remove_signal_handler(signal.SIGTERM)
 

@@ -120,3 +120,27 @@ async def test_a_node_killed_mid_run_loses_and_charges_nothing(
     assert store.evaluation_count(summary.run_id) == local_store.evaluation_count(local_id)
     assert not store.events(summary.run_id, ["iteration_failed"])
     assert run_containers(summary.run_id) == []  # the lost node's were reaped by a survivor
+
+
+def test_galapagos_run_with_ray_address_fans_out_and_equals_the_local_run(
+    ray_cluster: Any, local_run: tuple[SQLiteStore, str], tmp_path: Path
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
+    jobs_before = sum(row.get("jobs", 0) for row in asyncio.run(Cluster().load()))
+    store = tmp_path / "cli.sqlite"
+    args = ["run", "-s", "topk", "-t", "circle_packing", "-i", str(ITERATIONS), "--seed", "3"]
+    args += ["--json", "--store", str(store), "--ray-address", "auto"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "Ray cluster auto: 2 Galapagos node(s)" in result.stderr
+    run_id = json.loads(result.stdout)["run_id"]
+    jobs_after = sum(row.get("jobs", 0) for row in asyncio.run(Cluster().load()))
+    evaluations = SQLiteStore(store).evaluation_count(run_id)
+    assert jobs_after - jobs_before >= evaluations > ITERATIONS  # every evaluation on a node
+    local_store, local_id = local_run
+    assert lineage(SQLiteStore(store), run_id) == lineage(local_store, local_id)

@@ -42,6 +42,9 @@ def test_the_hub_queues_runs_onto_the_cluster_and_shows_each_nodes_load(
         assert all(
             {"capacity", "jobs", "jobs_running", "containers_created"} <= set(row) for row in nodes
         )
+        page = c.get("/cluster")
+        assert page.status_code == 200 and 'href="/cluster"' in page.text
+        assert all(row["node"] in page.text for row in nodes)  # one table row per node
         agents = {row["pid"] for row in nodes}
         # The runs executed in the node agents, not in the hub's process.
         owners = {int(store.get_run(run_id).owner.split(":")[1]) for run_id in ids}

@@ -72,3 +72,9 @@ def test_runs_and_the_leaderboard_name_the_model(client: TestClient, hub_store: 
     pooled = client.get("/leaderboard?pool_models=true").text
     assert pooled.count('<td class="model">') == 2 and "all models" in pooled  # 1 per task
     assert "secret" not in board
+
+
+def test_without_a_cluster_the_cluster_page_says_the_queue_runs_here(client: TestClient) -> None:
+    page = client.get("/cluster")
+    assert page.status_code == 200 and 'id="no-cluster"' in page.text
+    assert 'href="/cluster"' not in page.text  # no Cluster tab without --ray-address

@@ -93,6 +93,7 @@ def render(request: Request, template: str, status_code: int = 200, **context: A
         csrf=token,
         public_read=hub.settings.public_read,
         tokens_exist=hub.db.active_tokens() > 0,
+        on_cluster=hub.queue.ray_address is not None,
         **context,
     )
     response = HTMLResponse(html, status_code=status_code)
@@ -170,6 +171,16 @@ def scaffold_page(request: Request, name: str, _: Reader) -> Response:
 def scaffold_file(request: Request, name: str, path: str, _: Reader) -> Response:
     text = catalog.scaffold_file(name, path)
     return render(request, "file.html", name=name, path=path, text=text)
+
+
+# -- cluster --------------------------------------------------------------------------------
+@router.get("/cluster", response_class=HTMLResponse)
+async def cluster_page(request: Request, _: Reader) -> Response:
+    """Each Ray node's load (``galapagos serve --ray-address``); without a cluster, says that
+    the queue runs on this machine."""
+    queue = hub_of(request).queue
+    nodes = await asyncio.to_thread(queue.cluster_load)
+    return render(request, "cluster.html", ray_address=queue.ray_address, nodes=nodes)
 
 
 # -- runs -----------------------------------------------------------------------------------
