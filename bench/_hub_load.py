@@ -19,9 +19,9 @@ from pathlib import Path
 
 import httpx
 
+from harness.core.store import RunRecord
 from harness.runs import new_run_id, plan_run
 from harness.service._db import ServiceDB
-from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[1]

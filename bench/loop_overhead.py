@@ -33,10 +33,10 @@ from harness.core.controller import Controller  # noqa: E402
 from harness.core.evaluator import BaseEvaluator  # noqa: E402
 from harness.core.records import EvalResult, LLMCall, Program, Prompt  # noqa: E402
 from harness.core.registry import BuildEnv, build_scaffold, list_scaffolds, load_config  # noqa: E402
+from harness.core.store import IterationCommit, RunRecord  # noqa: E402
 from harness.llm.offline.paradigm_responder import paradigm_responder  # noqa: E402
 from harness.llm.offline.responders import OfflineRequest, ResponseContext  # noqa: E402
 from harness.llm.usage import UsageMeter  # noqa: E402
-from harness.store.base import IterationCommit, RunRecord  # noqa: E402
 from harness.store.sqlite import SQLiteStore  # noqa: E402
 
 FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.S)

@@ -35,11 +35,11 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.core.config import EvaluatorConfig  # noqa: E402
+from harness.core.store import RunRecord  # noqa: E402
 from harness.distributed.cluster import Cluster  # noqa: E402
 from harness.evaluation.driver import TaskEvaluator  # noqa: E402
 from harness.runs import plan_run  # noqa: E402
 from harness.runtime import Runtime  # noqa: E402
-from harness.store.base import RunRecord  # noqa: E402
 from harness.store.sqlite import SQLiteStore  # noqa: E402
 
 WORKER = {"num_cpus": 1, "resources": {"galapagos": 1, "galapagos_slots": 2}}
@@ -132,7 +132,7 @@ def store_trips(cluster: Cluster, path: Path, n: int = 200) -> dict[str, float]:
         out[f"{name}_read_ms"] = (time.perf_counter() - started) / n * 1000
         started = time.perf_counter()
         for _ in range(n):
-            store.beat("r", "o")
+            store.leases.beat("r", "o")
         out[f"{name}_write_ms"] = (time.perf_counter() - started) / n * 1000
     return out
 

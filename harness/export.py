@@ -32,13 +32,13 @@ import yaml
 from harness.core.config import COMPONENT_SECTIONS, read_yaml
 from harness.core.errors import ConfigError, HarnessError, TaskError
 from harness.core.registry import ScaffoldSpec, validate_stored
+from harness.core.store import RunRecord
 from harness.evaluation.task import load_task
 from harness.llm.config import resolve_llm_config
 from harness.provenance import run_llm, versions
 from harness.report import export_run, llm_usage
 from harness.runs import RunPlan, describe_run
-from harness.store.base import RunRecord
-from harness.store.sqlite import SQLiteStore
+from harness.store.protocols import RunReader
 
 __all__ = ["BUNDLE", "export_bundle", "is_bundle", "plan_rerun"]
 
@@ -54,7 +54,7 @@ def is_bundle(path: str | Path) -> bool:
 
 
 def export_bundle(
-    store: SQLiteStore, run: RunRecord, out: Path, *, with_prompts: bool = False
+    store: RunReader, run: RunRecord, out: Path, *, with_prompts: bool = False
 ) -> dict[str, Any]:
     """Write ``run`` to ``out`` as a reproducible bundle (see the module docstring); returns
     what was written (paths relative to ``out``) and a ``note`` when the task was not copied."""

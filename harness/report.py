@@ -20,7 +20,7 @@ from harness.core.records import Program
 from harness.core.redact import redact_text, redact_url
 from harness.core.store import RunRecord
 from harness.provenance import run_llm
-from harness.store.sqlite import SQLiteStore
+from harness.store.protocols import RunReader
 
 __all__ = [
     "EVENT_GROUPS",
@@ -55,7 +55,7 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def program_rows(store: SQLiteStore, run: RunRecord) -> list[dict[str, Any]]:
+def program_rows(store: RunReader, run: RunRecord) -> list[dict[str, Any]]:
     """Every stored program of the run (members, evicted ones and block-made copies)."""
     return [_row(p, run) for p in store.programs(run.id)]
 
@@ -76,7 +76,7 @@ def _row(p: Program, run: RunRecord) -> dict[str, Any]:
     }
 
 
-def lineage(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
+def lineage(store: RunReader, run: RunRecord) -> dict[str, Any]:
     """The ancestry tree: roots (programs without a stored parent) with nested children, and
     the chain from the best program back to its root."""
     programs = store.programs(run.id)
@@ -104,9 +104,7 @@ def lineage(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
     return {"roots": roots, "best_ancestry": chain}
 
 
-def run_events(
-    store: SQLiteStore, run: RunRecord, kinds: Sequence[str] = ()
-) -> list[dict[str, Any]]:
+def run_events(store: RunReader, run: RunRecord, kinds: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The run's events in order, optionally only some kinds (or groups: see EVENT_GROUPS)."""
     wanted: list[str] = []
     for kind in kinds:
@@ -115,7 +113,7 @@ def run_events(
     return [{"iteration": e.iteration, "kind": e.kind, **dict(e.payload)} for e in events]
 
 
-def llm_usage(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
+def llm_usage(store: RunReader, run: RunRecord) -> dict[str, Any]:
     """Calls, tokens and cost in all, by model, by purpose and by iteration, with the prices
     the run used (USD per million tokens; ``None``: unknown, its calls count 0) and the date of
     the price table they came from."""
@@ -137,12 +135,12 @@ def llm_usage(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
     return usage
 
 
-def prompts(store: SQLiteStore, run: RunRecord, iteration: int | None) -> list[dict[str, Any]]:
+def prompts(store: RunReader, run: RunRecord, iteration: int | None) -> list[dict[str, Any]]:
     """Prompts and responses (one iteration's, or all), as stored with each LLM call."""
     return store.llm_exchanges(run.id, iteration)
 
 
-def failures(store: SQLiteStore, run: RunRecord) -> list[dict[str, Any]]:
+def failures(store: RunReader, run: RunRecord) -> list[dict[str, Any]]:
     """Every failed iteration with each of its attempts' outcome and error."""
     failed = {e.iteration for e in store.events(run.id, ["iteration_failed"])}
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -169,7 +167,7 @@ def _redacted(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def export_run(
-    store: SQLiteStore,
+    store: RunReader,
     run: RunRecord,
     out: Path,
     *,

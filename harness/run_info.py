@@ -16,8 +16,8 @@ from harness.provenance import run_llm
 from harness.store.owner import run_alive
 
 if TYPE_CHECKING:
-    from harness.store.base import RunRecord
-    from harness.store.sqlite import SQLiteStore
+    from harness.core.store import RunRecord
+    from harness.store.protocols import RunReader
 
 __all__ = ["describe_run", "failure_summary", "run_status"]
 
@@ -42,7 +42,7 @@ def _cause(payload: Mapping[str, Any]) -> tuple[str, str]:
     return outcome, lines[-1] if lines else ""
 
 
-def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
+def failure_summary(store: RunReader, run_id: str) -> dict[str, Any]:
     """How many iterations produced no child, why (their last attempt, most common first), how
     many of them got no proposal at all (not done: a resume runs them again), and whether the
     seed program itself failed to evaluate.  An iteration run again counts by its last
@@ -85,7 +85,7 @@ def failure_summary(store: SQLiteStore, run_id: str) -> dict[str, Any]:
     }
 
 
-def describe_run(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
+def describe_run(store: RunReader, run: RunRecord) -> dict[str, Any]:
     """The fields scripts and CI read (``--json`` of run/runs/show); ``llm`` names the model,
     provider and endpoint (redacted) that produced the run (:func:`harness.provenance.run_llm`);
     ``cost_known`` is false when a model's price was unknown (its calls cost 0 here)."""

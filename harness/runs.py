@@ -44,6 +44,7 @@ from harness.core.registry import (
 from harness.core.rng import make_rng
 from harness.core.scaffold import Scaffold
 from harness.core.scoring import Objective
+from harness.core.store import RunRecord
 from harness.evaluation.folder_config import folder_config_files
 from harness.evaluation.task import Task, load_task
 from harness.evaluation.visible import model_view
@@ -51,8 +52,8 @@ from harness.llm.config import resolve_llm_config
 from harness.llm.prices import require_prices
 from harness.provenance import galapagos_version, git_commit
 from harness.run_info import describe_run, failure_summary, run_status
-from harness.store.base import RunRecord
 from harness.store.owner import HEARTBEAT_S, owner_token, run_alive
+from harness.store.protocols import LeasedRunStore, RunReader
 from harness.store.sqlite import SQLiteStore, default_store_path
 
 if TYPE_CHECKING:
@@ -321,7 +322,7 @@ def offline_llm(config: RunConfig) -> tuple[RunConfig, str]:
     )
 
 
-def seed_from_run(store: SQLiteStore, run_id: str, program_id: str | None = None) -> SeedFrom:
+def seed_from_run(store: RunReader, run_id: str, program_id: str | None = None) -> SeedFrom:
     """The best program (or ``program_id``) of a stored run, to start a new run from."""
     run = store.get_run(run_id)
     wanted = program_id or run.best_program_id
@@ -351,7 +352,7 @@ def _flag_override_notes(
 
 
 def plan_resume(
-    store: SQLiteStore,
+    store: RunReader,
     run_id: str,
     *,
     max_total_tokens: int | None = None,
@@ -598,7 +599,7 @@ def new_run_id() -> str:
 
 async def execute(
     plan: RunPlan,
-    store: SQLiteStore,
+    store: LeasedRunStore,
     *,
     on_start: Callable[[RunRecord, Services], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
@@ -646,7 +647,7 @@ async def execute(
 
 async def _drive(
     plan: RunPlan,
-    store: SQLiteStore,
+    store: LeasedRunStore,
     services: Services,
     scaffold: Scaffold,
     run_id: str,
@@ -658,10 +659,10 @@ async def _drive(
     me = owner_token()
     if plan.run is not None:
         run = plan.run
-        holder = store.claim_run(run.id, me)  # atomic: a run is never resumed twice
+        holder = store.leases.claim_run(run.id, me)  # atomic: a run is never resumed twice
         if holder:
             raise ConfigError(f"run {run.id} is still running (owner {holder})")
-        store.fence(run.id, me)
+        store.leases.fence(run.id, me)
     else:
         run = RunRecord(
             id=run_id,
@@ -676,7 +677,7 @@ async def _drive(
             heartbeat_at=time.time(),
         )
         store.create_run(run)
-        store.fence(run.id, me)
+        store.leases.fence(run.id, me)
     controller = Controller(
         scaffold,
         store=store,
@@ -729,7 +730,7 @@ async def _drive(
     finally:
         for watcher in watchers:
             watcher.cancel()
-        store.fence(run.id, None)
+        store.leases.fence(run.id, None)
 
 
 def task_objective(task: Task) -> Objective:
@@ -743,10 +744,10 @@ async def _watch(stop: asyncio.Event, controller: Controller) -> None:
     controller.request_stop()
 
 
-async def _heartbeat(store: SQLiteStore, run_id: str, me: str, controller: Controller) -> None:
+async def _heartbeat(store: LeasedRunStore, run_id: str, me: str, controller: Controller) -> None:
     """Beat while the run executes; a run another process took over stops here."""
     while True:
         await asyncio.sleep(HEARTBEAT_S)
-        if not store.beat(run_id, me):
+        if not store.leases.beat(run_id, me):
             controller.request_stop("owner_lost")
             return

@@ -43,7 +43,7 @@ from harness.core.scoring import improves
 from harness.evaluation.task import load_task
 from harness.provenance import OFFLINE_LABEL, run_llm
 from harness.runs import failure_summary, run_status
-from harness.store.sqlite import SQLiteStore
+from harness.store.protocols import StoreReader
 
 __all__ = ["best_so_far", "curves", "leaderboard", "resolve_benchmark", "write_csv"]
 
@@ -62,9 +62,9 @@ OFFLINE_NOTE = (
 )
 
 
-def resolve_benchmark(store: SQLiteStore, name: str | None) -> str:
+def resolve_benchmark(store: StoreReader, name: str | None) -> str:
     """``name``, checked; without one, the newest benchmark."""
-    known = [n for n, _, _ in store.benchmarks()]
+    known = [n for n, _, _ in store.benchmarks.benchmarks()]
     if name is None:
         if not known:
             raise ConfigError(
@@ -113,9 +113,9 @@ def _card(task: str, task_path: str) -> dict[str, Any]:
     }
 
 
-def _cell_rows(store: SQLiteStore, name: str) -> list[dict[str, Any]]:
+def _cell_rows(store: StoreReader, name: str) -> list[dict[str, Any]]:
     rows = []
-    for cell in store.benchmark_cells(name):
+    for cell in store.benchmarks.benchmark_cells(name):
         row: dict[str, Any] = {
             "scaffold": cell.scaffold,
             "task": cell.task,
@@ -169,12 +169,12 @@ def _cell_rows(store: SQLiteStore, name: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _best_metrics(store: SQLiteStore, run_id: str, program_id: str | None) -> dict[str, Any]:
+def _best_metrics(store: StoreReader, run_id: str, program_id: str | None) -> dict[str, Any]:
     program = store.program(run_id, program_id) if program_id else None
     return dict(program.metrics) if program is not None else {}
 
 
-def _made_by(store: SQLiteStore, run_id: str) -> str | None:
+def _made_by(store: StoreReader, run_id: str) -> str | None:
     """The Galapagos version (and commit) that started the run (``None``: not recorded)."""
     events = store.events(run_id, ["run_started"])
     if not events:
@@ -284,9 +284,9 @@ def provenance(name: str, matrix: dict[str, Any], cells: list[dict[str, Any]]) -
     }
 
 
-def leaderboard(store: SQLiteStore, name: str) -> dict[str, Any]:
+def leaderboard(store: StoreReader, name: str) -> dict[str, Any]:
     """The benchmark's table (see the module docstring), its cells and its matrix."""
-    matrix = store.benchmark(name)
+    matrix = store.benchmarks.benchmark(name)
     if matrix is None:
         raise ConfigError(f"no benchmark {name!r} in {store.path}")
     cells = _cell_rows(store, name)
@@ -329,11 +329,11 @@ def leaderboard(store: SQLiteStore, name: str) -> dict[str, Any]:
     }
 
 
-def curves(store: SQLiteStore, name: str) -> dict[str, dict[str, list[list[float | None]]]]:
+def curves(store: StoreReader, name: str) -> dict[str, dict[str, list[list[float | None]]]]:
     """Best-so-far per iteration for every run: ``{task: {scaffold: [per seed]}}``."""
-    matrix = store.benchmark(name) or {}
+    matrix = store.benchmarks.benchmark(name) or {}
     out: dict[str, dict[str, list[list[float | None]]]] = {}
-    for cell in store.benchmark_cells(name):
+    for cell in store.benchmarks.benchmark_cells(name):
         if not cell.run_id:
             continue
         try:

@@ -18,7 +18,7 @@ from harness.core.errors import ConfigError
 from harness.core.registry import list_scaffolds
 from harness.evaluation.task import list_tasks
 from harness.runs import RunPlan, plan_run
-from harness.store.sqlite import BenchmarkCell, SQLiteStore
+from harness.store.protocols import BenchmarkCell, StoreReader
 
 __all__ = ["BenchmarkPlan", "BenchmarkSpec", "CellPlan", "plan_benchmark", "split_list"]
 
@@ -93,7 +93,7 @@ def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-def plan_benchmark(spec: BenchmarkSpec, store: SQLiteStore | None) -> BenchmarkPlan:
+def plan_benchmark(spec: BenchmarkSpec, store: StoreReader | None) -> BenchmarkPlan:
     """Plan every cell and check the name against the store (see the module docstring);
     ``store`` None: no store exists yet (nothing can clash)."""
     _check_name(spec.name)
@@ -139,7 +139,7 @@ def plan_benchmark(spec: BenchmarkSpec, store: SQLiteStore | None) -> BenchmarkP
                     )
                 cells.append(CellPlan(name, task_name, seed, len(cells), plan))
     matrix = _matrix(spec, cells, overrides)
-    stored = store.benchmark(spec.name) if store is not None else None
+    stored = store.benchmarks.benchmark(spec.name) if store is not None else None
     if store is not None and stored is not None and stored != matrix:
         differ = sorted(k for k in {*stored, *matrix} if stored.get(k) != matrix.get(k))
         raise ConfigError(

@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from harness.benchmark.matrix import BenchmarkPlan, empty_cells
 from harness.core.controller import Progress
 from harness.core.errors import ConfigError, HarnessError, RunNotFound
+from harness.core.store import RunRecord
 from harness.distributed.cells import execute_anywhere
 from harness.runs import RunPlan, new_run_id, plan_resume, run_status
 from harness.runtime import Runtime
-from harness.store.base import RunRecord
 from harness.store.owner import owner_token, run_alive
+from harness.store.protocols import StoreReader
 from harness.store.sqlite import SQLiteStore
 
 __all__ = ["BenchmarkResult", "CellState", "prepare_cells", "run_benchmark"]
@@ -113,11 +114,11 @@ def _from_run(state: CellState, run: RunRecord) -> None:
 
 
 def prepare_cells(
-    plan: BenchmarkPlan, store: SQLiteStore, *, retry_failed: bool = False
+    plan: BenchmarkPlan, store: StoreReader, *, retry_failed: bool = False
 ) -> list[CellState]:
     """Each cell's state and what this invocation does with it; raises before anything runs
     (a cell running in another process, a resumed cell whose task changed)."""
-    stored = {(c.scaffold, c.task, c.seed): c for c in store.benchmark_cells(plan.name)}
+    stored = {(c.scaffold, c.task, c.seed): c for c in store.benchmarks.benchmark_cells(plan.name)}
     states: list[CellState] = []
     for cell in plan.cells:
         state = CellState(cell.scaffold, cell.task, cell.seed, plan=cell.plan)
@@ -166,9 +167,9 @@ async def run_benchmark(
     started = time.monotonic()
     stop = stop or asyncio.Event()
     if not plan.exists:
-        store.create_benchmark(plan.name, plan.matrix, empty_cells(plan))
+        store.benchmarks.create_benchmark(plan.name, plan.matrix, empty_cells(plan))
     me = owner_token()
-    holder = store.claim_benchmark(plan.name, me)
+    holder = store.benchmarks.claim_benchmark(plan.name, me)
     if holder:
         raise ConfigError(
             f"benchmark {plan.name!r} is being run by another process ({holder}); wait for it "
@@ -177,7 +178,7 @@ async def run_benchmark(
     try:
         return await _run_cells(plan, store, states, parallel, runtime, stop, on_update, started)
     finally:
-        store.release_benchmark(plan.name, me)
+        store.benchmarks.release_benchmark(plan.name, me)
 
 
 async def _run_cells(
@@ -243,7 +244,7 @@ async def _run_cell(
     else:
         run_id = new_run_id()
         baseline = 0
-        store.set_cell(name, state.scaffold, state.task, state.seed, run_id=run_id)
+        store.benchmarks.set_cell(name, state.scaffold, state.task, state.seed, run_id=run_id)
     state.run_id, state.status, state.error = run_id, "running", ""
     notify(state)
 
@@ -272,7 +273,9 @@ async def _run_cell(
         run = None
     if run is None:  # its services did not start: the cell says why
         state.status, state.error = "failed", error
-        store.set_cell(name, state.scaffold, state.task, state.seed, run_id=run_id, error=error)
+        store.benchmarks.set_cell(
+            name, state.scaffold, state.task, state.seed, run_id=run_id, error=error
+        )
     else:
         if error and run.status == "running":
             store.update_run(run_id, status="failed", error=error)

@@ -13,10 +13,10 @@ from harness.cli._output import StoreOpt, fmt_score, guard, out, print_json, sto
 from harness.core.config import SLOTS
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.registry import get_spec, list_blocks, list_scaffolds
+from harness.core.store import RunRecord
 from harness.evaluation.task import list_tasks, load_task, tasks_root
 from harness.provenance import run_llm
-from harness.store.base import RunRecord
-from harness.store.sqlite import SQLiteStore
+from harness.store.protocols import RunReader
 
 __all__ = ["register"]
 
@@ -119,7 +119,7 @@ def tasks(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 
 def _task_row(
-    st: SQLiteStore | None, name: str, ref: str, source: str, runs: list[RunRecord]
+    st: RunReader | None, name: str, ref: str, source: str, runs: list[RunRecord]
 ) -> dict[str, Any]:
     """One task: its card (or why it does not load) and its best stored run.  A failed run's
     score is its failure, not a result: it is never the best stored."""

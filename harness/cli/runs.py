@@ -29,8 +29,9 @@ from harness.core.errors import ConfigError
 if TYPE_CHECKING:
     from harness.core.controller import Progress as RunProgress
     from harness.core.controller import RunSummary
+    from harness.core.store import RunRecord
     from harness.runs import RunPlan, Services
-    from harness.store.base import RunRecord
+    from harness.store.protocols import RunReader
     from harness.store.sqlite import SQLiteStore
 
 __all__ = ["register"]
@@ -447,7 +448,7 @@ def _abort() -> None:
 
 
 def _report(
-    store: SQLiteStore, run: RunRecord, summary: RunSummary, as_json: bool, *, hint: str = ""
+    store: RunReader, run: RunRecord, summary: RunSummary, as_json: bool, *, hint: str = ""
 ) -> dict[str, Any]:
     from harness.run_info import describe_run
 

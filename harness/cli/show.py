@@ -25,6 +25,7 @@ from harness.cli._output import (
 from harness.cli.runs import cost_text, failure_lines, model_cell
 from harness.core.errors import ConfigError
 from harness.core.scoring import improves
+from harness.core.store import RunRecord
 from harness.report import (
     EVENT_GROUPS,
     failures,
@@ -35,8 +36,7 @@ from harness.report import (
     run_events,
 )
 from harness.runs import describe_run, run_status
-from harness.store.base import RunRecord
-from harness.store.sqlite import SQLiteStore
+from harness.store.protocols import RunReader
 
 __all__ = ["register"]
 
@@ -109,7 +109,7 @@ def show(
     _RENDER[what](run, data)
 
 
-def _best(st: SQLiteStore, run: RunRecord) -> dict[str, Any] | None:
+def _best(st: RunReader, run: RunRecord) -> dict[str, Any] | None:
     programs = {p.id: p for p in st.programs(run.id)}
     best = programs.get(run.best_program_id or "")
     if best is None:
@@ -124,7 +124,7 @@ def _best(st: SQLiteStore, run: RunRecord) -> dict[str, Any] | None:
     }
 
 
-def _all(st: SQLiteStore, run: RunRecord, as_json: bool) -> None:
+def _all(st: RunReader, run: RunRecord, as_json: bool) -> None:
     summary = describe_run(st, run)
     best = _best(st, run)
     history = st.score_history(run.id)

@@ -1,7 +1,8 @@
 """The run store's records and protocol: what the controller writes and the CLI/service read.
 
-They live in ``core`` because the controller builds them; :mod:`harness.store` implements the
-protocol (SQLite) and re-exports the records.
+They live in ``core`` because the controller builds them and writes them through
+:class:`RunStore`; :mod:`harness.store` implements it (SQLite) and gives readers their own
+protocols (:mod:`harness.store.protocols`).
 """
 
 from __future__ import annotations
@@ -114,26 +115,41 @@ class IterationCommit:
 
 
 class RunStore(Protocol):
-    def create_run(self, run: RunRecord) -> None: ...
+    """The controller's writer: it creates and updates a run, commits each iteration in one
+    transaction, and reads the run back to resume it.
+
+    Only the controller (and :func:`harness.runs.execute`, which starts it) writes through
+    this seam; blocks never see a store.  Readers use :class:`harness.store.RunReader`.
+    Implementations: :class:`harness.store.SQLiteStore`; on a Ray node, a proxy that sends
+    each call to the head's store (``harness.distributed.store.RemoteStore``)."""
+
+    def create_run(self, run: RunRecord) -> None:
+        """Store a new run (its id must be new)."""
+        ...
 
     def get_run(self, run_id: str) -> RunRecord: ...
 
-    def list_runs(self, limit: int | None = None) -> list[RunRecord]: ...
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        """Set run fields (names of :class:`RunRecord`, not ``id``)."""
+        ...
 
-    def update_run(self, run_id: str, **fields: Any) -> None: ...
+    def commit_iteration(self, commit: IterationCommit) -> None:
+        """Everything one iteration produced, atomically (a crash loses at most the
+        iteration in flight)."""
+        ...
 
-    def commit_iteration(self, commit: IterationCommit) -> None: ...
+    def programs(self, run_id: str) -> list[Program]:
+        """Every program of the run, in the order they were admitted."""
+        ...
 
-    def programs(self, run_id: str) -> list[Program]: ...
+    def checkpoint(self, run_id: str) -> tuple[int, Mapping[str, Any]] | None:
+        """The latest checkpoint: (iteration, state), or None before the first commit."""
+        ...
 
-    def checkpoint(self, run_id: str) -> tuple[int, Mapping[str, Any]] | None: ...
+    def done_iterations(self, run_id: str) -> set[int]:
+        """The iterations committed (a resume skips them)."""
+        ...
 
-    def done_iterations(self, run_id: str) -> set[int]: ...
-
-    def events(self, run_id: str, kinds: Sequence[str] | None = None) -> list[Event]: ...
-
-    def score_history(self, run_id: str) -> list[tuple[int, float | None]]: ...
-
-    def llm_usage(self, run_id: str) -> dict[str, Any]: ...
-
-    def close(self) -> None: ...
+    def events(self, run_id: str, kinds: Sequence[str] | None = None) -> list[Event]:
+        """The run's events in order (all, or those of ``kinds``)."""
+        ...

@@ -23,10 +23,12 @@ from typing import Any
 
 from harness.core.controller import Progress, RunSummary
 from harness.core.errors import EngineUnavailable, HarnessError, RunNotFound, SandboxError
+from harness.core.store import RunStore
 from harness.distributed.cluster import Cluster, Node
 from harness.runs import RunPlan, execute, plan_resume
 from harness.runtime import Runtime
 from harness.store.owner import HEARTBEAT_S, STALE_S, run_alive
+from harness.store.protocols import RunReader
 from harness.store.sqlite import SQLiteStore
 
 __all__ = ["execute_anywhere", "execute_on_cluster"]
@@ -107,7 +109,7 @@ async def execute_on_cluster(
             return _summary(store, run_id, "stopped")
 
 
-async def _resumable(store: SQLiteStore, plan: RunPlan, run_id: str) -> RunPlan:
+async def _resumable(store: RunReader, plan: RunPlan, run_id: str) -> RunPlan:
     """The plan that continues ``run_id`` from its last commit, once its owner is dead."""
     try:
         run = store.get_run(run_id)
@@ -120,7 +122,7 @@ async def _resumable(store: SQLiteStore, plan: RunPlan, run_id: str) -> RunPlan:
     return plan_resume(store, run_id)
 
 
-def _stopped(store: SQLiteStore, run_id: str, why: str) -> RunSummary:
+def _stopped(store: RunStore, run_id: str, why: str) -> RunSummary:
     """The cluster cannot go on with the run: it stops ``interrupted`` (resumable) with the
     reason a Docker engine outage gives, so a benchmark halts rather than start more cells."""
     try:
@@ -136,7 +138,7 @@ def _stopped(store: SQLiteStore, run_id: str, why: str) -> RunSummary:
     return _summary(store, run_id, "engine_unavailable")
 
 
-def _summary(store: SQLiteStore, run_id: str, reason: str) -> RunSummary:
+def _summary(store: RunStore | RunReader, run_id: str, reason: str) -> RunSummary:
     run = store.get_run(run_id)
     return RunSummary(
         run_id=run.id,
@@ -156,7 +158,7 @@ async def _pass_stop(stop: asyncio.Event, node: Node, run_id: str) -> None:
 
 
 async def _progress(
-    store: SQLiteStore, run_id: str, on_progress: Callable[[Progress], None] | None
+    store: RunReader, run_id: str, on_progress: Callable[[Progress], None] | None
 ) -> None:
     if on_progress is None:
         return

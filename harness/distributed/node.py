@@ -24,14 +24,13 @@ import socket
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from harness.core.config import EvaluatorConfig
 from harness.core.records import EvalResult
 from harness.runtime import Runtime
 from harness.sandbox.capacity import CappedBackend
 from harness.sandbox.protocol import Job
-from harness.store.sqlite import SQLiteStore
 
 __all__ = ["NodeAgent"]
 
@@ -143,7 +142,7 @@ class NodeAgent:
 
         stop = self._stops[run_id] = asyncio.Event()
         try:
-            remote = cast(SQLiteStore, RemoteStore(store))  # the same calls, on the head's store
+            remote = RemoteStore(store)  # the same calls, on the head's store
             summary = await execute(plan, remote, runtime=self.runtime, stop=stop, run_id=run_id)
         finally:
             self._stops.pop(run_id, None)

@@ -11,22 +11,25 @@ every node's runs as it sees local ones.  The price is one round trip per store 
 a loopback cluster, see docs/scale-out.md); the head's store stays the single writer's limit.
 
 Writes carry their owner: the actor fences each write to the run's current owner, as the local
-store does (:meth:`harness.store.sqlite.SQLiteStore.fence`), so a node that lost its run to
+store does (:meth:`harness.store.leases.SQLiteLeases.fence`), so a node that lost its run to
 another one cannot overwrite it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.core.records import Event, Program
+from harness.core.store import IterationCommit, RunRecord
 from harness.store.sqlite import SQLiteStore
 
 __all__ = ["RemoteStore", "StoreActor", "start_store_actor"]
 
-#: The store calls a run makes (the controller's writer seam, resume and heartbeat reads).
-WRITES = frozenset({"create_run", "update_run", "commit_iteration", "claim_run", "beat"})
+#: The store calls a run makes (the controller's writer seam, its leases, resume reads).
+WRITES = frozenset({"create_run", "update_run", "commit_iteration"})
+LEASES = frozenset({"claim_run", "beat"})
 READS = frozenset(
     {
         "get_run",
@@ -49,17 +52,18 @@ class StoreActor:
         self.calls = 0
 
     def call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any], owner: Any) -> Any:
-        if method not in WRITES | READS:
+        if method not in WRITES | LEASES | READS:
             raise AttributeError(f"the head's store does not serve {method!r}")
         self.calls += 1
         run_id = _run_id(method, args, kwargs)
-        if owner is not None and run_id is not None and method in WRITES:
-            self.store.fence(run_id, owner)
+        if owner is not None and run_id is not None and method in WRITES | LEASES:
+            self.store.leases.fence(run_id, owner)
         try:
-            return getattr(self.store, method)(*args, **kwargs)
+            target = self.store.leases if method in LEASES else self.store
+            return getattr(target, method)(*args, **kwargs)
         finally:
             if run_id is not None:
-                self.store.fence(run_id, None)
+                self.store.leases.fence(run_id, None)
 
 
 def _run_id(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
@@ -72,8 +76,9 @@ def _run_id(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str |
 
 
 class RemoteStore:
-    """The run store on a worker node: each call is a round trip to the head's store actor.
-    Blocking, as the local store's calls are (the controller commits synchronously)."""
+    """The run store on a worker node (a :class:`~harness.store.protocols.LeasedRunStore`):
+    each call is a round trip to the head's store actor.  Blocking, as the local store's calls
+    are (the controller commits synchronously)."""
 
     def __init__(self, actor: Any) -> None:
         import ray
@@ -81,30 +86,72 @@ class RemoteStore:
         self._ray = ray
         self._actor = actor
         self._fences: dict[str, str] = {}
+        #: The run's claim and heartbeat on the head; its fence travels with each write.
+        self.leases = RemoteLeases(self)
+
+    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """``method`` on the head's store, with this node's fence for the run it writes."""
+        run_id = _run_id(method, args, kwargs)
+        owner = self._fences.get(run_id) if run_id is not None else None
+        ref = self._actor.call.remote(method, args, kwargs, owner)
+        try:
+            return self._ray.get(ref)
+        except self._ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, Exception):
+                raise cause from None
+            raise
+
+    def create_run(self, run: RunRecord) -> None:
+        self.call("create_run", run)
+
+    def get_run(self, run_id: str) -> RunRecord:
+        run: RunRecord = self.call("get_run", run_id)
+        return run
+
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        self.call("update_run", run_id, **fields)
+
+    def commit_iteration(self, commit: IterationCommit) -> None:
+        self.call("commit_iteration", commit)
+
+    def programs(self, run_id: str) -> list[Program]:
+        programs: list[Program] = self.call("programs", run_id)
+        return programs
+
+    def checkpoint(self, run_id: str) -> tuple[int, Mapping[str, Any]] | None:
+        found: tuple[int, Mapping[str, Any]] | None = self.call("checkpoint", run_id)
+        return found
+
+    def done_iterations(self, run_id: str) -> set[int]:
+        done: set[int] = self.call("done_iterations", run_id)
+        return done
+
+    def events(self, run_id: str, kinds: Sequence[str] | None = None) -> list[Event]:
+        events: list[Event] = self.call("events", run_id, kinds)
+        return events
+
+
+class RemoteLeases:
+    """A :class:`~harness.store.protocols.RunLeases` on the head's store: claims and beats
+    are round trips; the fence is kept here and sent with each write (the actor applies it)."""
+
+    def __init__(self, store: RemoteStore) -> None:
+        self._store = store
+
+    def claim_run(self, run_id: str, owner: str) -> str:
+        holder: str = self._store.call("claim_run", run_id, owner)
+        return holder
+
+    def beat(self, run_id: str, owner: str) -> bool:
+        alive: bool = self._store.call("beat", run_id, owner)
+        return alive
 
     def fence(self, run_id: str, owner: str | None) -> None:
         if owner is None:
-            self._fences.pop(run_id, None)
+            self._store._fences.pop(run_id, None)
         else:
-            self._fences[run_id] = owner
-
-    def __getattr__(self, method: str) -> Callable[..., Any]:
-        if method not in WRITES | READS:
-            raise AttributeError(method)
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            run_id = _run_id(method, args, kwargs)
-            owner = self._fences.get(run_id) if run_id is not None else None
-            ref = self._actor.call.remote(method, args, kwargs, owner)
-            try:
-                return self._ray.get(ref)
-            except self._ray.exceptions.RayTaskError as exc:
-                cause = getattr(exc, "cause", None)
-                if isinstance(cause, Exception):
-                    raise cause from None
-                raise
-
-        return call
+            self._store._fences[run_id] = owner
 
 
 def start_store_actor(path: Path) -> Any:

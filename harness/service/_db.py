@@ -1,10 +1,9 @@
 """The hub's own tables in the run store file: API tokens and login sessions (hashed) and the
 run queue.
 
-They live beside the run store's tables (one file to back up) under their own version key
-(``service_schema_version`` in ``service_meta``), so the store's migrations and the hub's never
-collide.  Connections are short-lived and per call: the CLI (``galapagos token``) and a running
-hub may use the file at the same time.
+They live beside the run store's tables (one file to back up) and are created and upgraded by
+the store's one migration list (:mod:`harness.store.schema`, v5 and v6).  Transactions are
+short: the CLI (``galapagos token``) and a running hub may use the file at the same time.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import ConfigError, StoreError
+from harness.store import schema
 
 __all__ = ["SCOPES", "QueueItem", "ServiceDB", "Session", "TokenInfo"]
 
@@ -31,30 +31,6 @@ __all__ = ["SCOPES", "QueueItem", "ServiceDB", "Session", "TokenInfo"]
 #: and resume any run, the CLI's too).
 SCOPES = ("read", "launch", "admin")
 
-_MIGRATIONS = (
-    """
-    CREATE TABLE IF NOT EXISTS service_tokens (
-        id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, digest TEXT NOT NULL,
-        created_at REAL NOT NULL, last_used_at REAL, revoked_at REAL
-    );
-    CREATE TABLE IF NOT EXISTS service_queue (
-        run_id TEXT PRIMARY KEY, state TEXT NOT NULL, options TEXT NOT NULL,
-        enqueued_at REAL NOT NULL, started_at REAL, finished_at REAL, error TEXT DEFAULT ''
-    );
-    """,
-    # v2: scopes and expiry of tokens (tokens made before could do everything: admin), who
-    # queued a run (its quota, and who may cancel it), and server-side login sessions.
-    """
-    ALTER TABLE service_tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'admin';
-    ALTER TABLE service_tokens ADD COLUMN expires_at REAL;
-    ALTER TABLE service_queue ADD COLUMN token_id TEXT DEFAULT '';
-    CREATE INDEX IF NOT EXISTS service_queue_by_token ON service_queue (token_id, state);
-    CREATE TABLE IF NOT EXISTS service_sessions (
-        digest TEXT PRIMARY KEY, token_id TEXT NOT NULL, created_at REAL NOT NULL,
-        last_seen_at REAL NOT NULL, expires_at REAL NOT NULL, revoked_at REAL
-    );
-    """,
-)
 #: A token is ``gal_<id>_<secret>``: the id finds the row, the secret's SHA-256 is compared.
 #: The secret is 32 random bytes, so a fast hash is enough (nothing to brute-force).
 _PREFIX = "gal_"
@@ -124,23 +100,7 @@ class ServiceDB:
         self._made = 0
         self._lock = threading.Lock()
         with self._conn() as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS service_meta (key TEXT PRIMARY KEY, value TEXT)"
-            )
-            row = conn.execute(
-                "SELECT value FROM service_meta WHERE key = 'service_schema_version'"
-            ).fetchone()
-            version = int(row[0]) if row else 0
-            if version == 0 and _has_table(conn, "service_tokens"):
-                version = 1  # a store from before the version key: the first layout
-            for migration in _MIGRATIONS[version:]:
-                for statement in migration.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-            conn.execute(
-                "INSERT OR REPLACE INTO service_meta VALUES ('service_schema_version', ?)",
-                (str(len(_MIGRATIONS)),),
-            )
+            schema.migrate(conn, path)  # the store's one migration list holds these tables
 
     @contextmanager
     def _conn(self, write: bool = True) -> Iterator[sqlite3.Connection]:
@@ -413,8 +373,3 @@ class ServiceDB:
                 "SELECT COUNT(*) FROM service_queue WHERE state = 'queued'"
             ).fetchone()
         return int(row[0])
-
-
-def _has_table(conn: sqlite3.Connection, name: str) -> bool:
-    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
-    return row.fetchone() is not None

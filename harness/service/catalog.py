@@ -19,7 +19,7 @@ from harness.core.registry import get_spec, list_blocks, list_scaffolds
 from harness.evaluation.task import load_task
 from harness.service.schemas import finite
 from harness.service.tasks import TaskRoots
-from harness.store.sqlite import SQLiteStore
+from harness.store.protocols import RunReader, StoreReader
 
 __all__ = ["SLOTS", "blocks", "scaffold", "scaffold_names", "task", "tasks"]
 
@@ -176,7 +176,7 @@ _BESTS_S = 2.0
 _bests_kept: dict[str, tuple[float, Any]] = {}
 
 
-def _bests(store: SQLiteStore) -> tuple[dict[str, tuple[float, dict[str, Any]]], dict[str, str]]:
+def _bests(store: StoreReader) -> tuple[dict[str, tuple[float, dict[str, Any]]], dict[str, str]]:
     """The best stored score per task and its run; read at most every ``_BESTS_S`` seconds
     per store (a busy hub's task pages would otherwise scan every run on every view)."""
     key = str(store.path)
@@ -189,7 +189,7 @@ def _bests(store: SQLiteStore) -> tuple[dict[str, tuple[float, dict[str, Any]]],
 
 
 def _read_bests(
-    store: SQLiteStore,
+    store: RunReader,
 ) -> tuple[dict[str, tuple[float, dict[str, Any]]], dict[str, str]]:
     best = store.best_by_task()
     runs: dict[str, str] = {}
@@ -199,7 +199,7 @@ def _read_bests(
     return best, runs
 
 
-def tasks(roots: TaskRoots, store: SQLiteStore) -> list[dict[str, Any]]:
+def tasks(roots: TaskRoots, store: StoreReader) -> list[dict[str, Any]]:
     best, best_run = _bests(store)
     out = []
     for ref in roots.names():
@@ -210,7 +210,7 @@ def tasks(roots: TaskRoots, store: SQLiteStore) -> list[dict[str, Any]]:
     return out
 
 
-def task(roots: TaskRoots, store: SQLiteStore, name: str) -> dict[str, Any]:
+def task(roots: TaskRoots, store: StoreReader, name: str) -> dict[str, Any]:
     ref = roots.resolve(name)
     best, best_run = _bests(store)
     return _task_row(ref.name, ref.path, best, best_run)

@@ -13,6 +13,7 @@ from typing import Any
 from harness.core.errors import ConfigError, TaskError
 from harness.core.redact import redact_url
 from harness.core.registry import list_scaffolds
+from harness.core.store import RunRecord
 from harness.runs import new_run_id, plan_resume, plan_run, run_status
 from harness.service._db import ServiceDB, TokenInfo
 from harness.service.live import LiveHub
@@ -20,7 +21,8 @@ from harness.service.policy import HubPolicy, composition_file
 from harness.service.queue import RunQueue
 from harness.service.settings import ServiceSettings
 from harness.service.tasks import TaskRoots
-from harness.store.base import RunRecord
+from harness.store.protocols import StoreReader
+from harness.store.reader import SQLiteReader
 from harness.store.sqlite import SQLiteStore
 
 __all__ = ["Conflict", "Forbidden", "Hub", "LaunchRequest", "OverQuota"]
@@ -67,14 +69,14 @@ class ReaderPool:
     def __init__(self, path: Any, size: int) -> None:
         self.path = path
         self.size = max(1, size)
-        self._stores: list[SQLiteStore] = []
+        self._stores: list[SQLiteReader] = []
         self._turn = itertools.count()
         self._lock = threading.Lock()
 
-    def get(self) -> SQLiteStore:
+    def get(self) -> SQLiteReader:
         with self._lock:
             while len(self._stores) < self.size:  # all at once: open files stay constant
-                self._stores.append(SQLiteStore(self.path, read_only=True))
+                self._stores.append(SQLiteReader(self.path))
             return self._stores[next(self._turn) % self.size]
 
     def close(self) -> None:
@@ -106,7 +108,7 @@ class Hub:
         self.readers = ReaderPool(store.path, settings.reader_connections)
         self._queue_lock = threading.Lock()
 
-    def reader(self) -> SQLiteStore:
+    def reader(self) -> StoreReader:
         """A read-only connection of the pool (readers never take the writer's lock)."""
         return self.readers.get()
 

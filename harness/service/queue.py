@@ -31,6 +31,7 @@ from typing import Any
 
 from harness.core.errors import HarnessError
 from harness.core.redact import redact_text, redact_url
+from harness.core.store import RunRecord
 from harness.distributed.cells import execute_anywhere
 from harness.llm.client import LLMClient
 from harness.llm.config import ResolvedLLM
@@ -39,7 +40,6 @@ from harness.runs import plan_resume
 from harness.runtime import Runtime
 from harness.service._db import ServiceDB
 from harness.service.policy import HubPolicy
-from harness.store.base import RunRecord
 from harness.store.owner import owner_token, run_alive
 from harness.store.sqlite import SQLiteStore
 

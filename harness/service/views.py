@@ -9,11 +9,11 @@ from typing import Any
 from harness.core.errors import RunNotFound
 from harness.core.records import Program
 from harness.core.redact import redact_text
+from harness.core.store import RunRecord
 from harness.provenance import run_llm
 from harness.runs import describe_run, run_status
 from harness.service.schemas import finite
-from harness.store.base import RunRecord
-from harness.store.sqlite import SQLiteStore
+from harness.store.protocols import RunReader, StoreReader
 
 __all__ = [
     "ACTIVE",
@@ -44,7 +44,7 @@ def redacted(value: Any) -> Any:
     return value
 
 
-def run_view(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
+def run_view(store: RunReader, run: RunRecord) -> dict[str, Any]:
     data: dict[str, Any] = redacted(finite(describe_run(store, run)))
     return data
 
@@ -93,7 +93,7 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
     return out
 
 
-def program_detail(store: SQLiteStore, run: RunRecord, program_id: str) -> dict[str, Any]:
+def program_detail(store: RunReader, run: RunRecord, program_id: str) -> dict[str, Any]:
     program = store.program(run.id, program_id)
     if program is None:
         raise RunNotFound(f"run {run.id} has no program {program_id!r}")
@@ -131,7 +131,7 @@ def program_detail(store: SQLiteStore, run: RunRecord, program_id: str) -> dict[
     )
 
 
-def lineage(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
+def lineage(store: RunReader, run: RunRecord) -> dict[str, Any]:
     """Every program ever admitted (evicted ones too: the store keeps them) with its parent."""
     programs = store.programs(run.id)
     nodes = [{**program_summary(p), "best": p.id == run.best_program_id} for p in programs]
@@ -140,11 +140,11 @@ def lineage(store: SQLiteStore, run: RunRecord) -> dict[str, Any]:
     return finite({"run_id": run.id, "nodes": nodes, "best_so_far": store.score_history(run.id)})
 
 
-def benchmarks(store: SQLiteStore) -> list[dict[str, Any]]:
+def benchmarks(store: StoreReader) -> list[dict[str, Any]]:
     """Every stored benchmark (``galapagos bench``), newest first, with its cells' progress."""
     out = []
-    for name, matrix, created_at in store.benchmarks():
-        cells = store.benchmark_cells(name)
+    for name, matrix, created_at in store.benchmarks.benchmarks():
+        cells = store.benchmarks.benchmark_cells(name)
         with_run = [c.run_id for c in cells if c.run_id]
         completed = 0
         for run_id in with_run:
@@ -168,13 +168,13 @@ def benchmarks(store: SQLiteStore) -> list[dict[str, Any]]:
     return out
 
 
-def benchmark_board(store: SQLiteStore, name: str | None, task: str | None) -> dict[str, Any]:
+def benchmark_board(store: StoreReader, name: str | None, task: str | None) -> dict[str, Any]:
     """The leaderboard of benchmark ``name`` (default: the newest), the library's table
     (:func:`harness.benchmark.leaderboard`), optionally one task's rows and cells only.
     Raises :class:`~harness.core.errors.ConfigError` for an unknown benchmark."""
     from harness.benchmark import leaderboard, resolve_benchmark
 
-    if name is None and not store.benchmarks():
+    if name is None and not store.benchmarks.benchmarks():
         return {
             "benchmark": None,
             "source": "no benchmark stored yet (galapagos bench)",
@@ -201,7 +201,7 @@ def benchmark_board(store: SQLiteStore, name: str | None, task: str | None) -> d
 
 
 def leaderboard_rows(
-    store: SQLiteStore, runs: list[RunRecord], *, pool_models: bool = False
+    store: RunReader, runs: list[RunRecord], *, pool_models: bool = False
 ) -> list[dict[str, Any]]:
     """Task × scaffold × model of loose runs (not in a benchmark): runs, completed runs, best
     and mean best score, tokens, cost.  Runs of different models are never one row unless

@@ -24,8 +24,8 @@ from harness.core.errors import LLMError
 from harness.core.evaluator import BaseEvaluator
 from harness.core.records import EvalResult, LLMCall, Prompt, TaskInfo
 from harness.core.registry import BuildEnv, build_scaffold, load_config
+from harness.core.store import RunRecord
 from harness.diffs import fenced
-from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 from scaffolds.adaevolve.policy import AdaEvolvePolicy
 from tests.fakes import SimpleMeter

@@ -59,14 +59,14 @@ def test_a_name_clash_with_another_matrix_leaves_the_stored_benchmark_alone(
     store = SQLiteStore(path)
     spec = BenchmarkSpec("b1", ("topk",), ("circle_packing",), seeds=2, iterations=1)
     plan = plan_benchmark(spec, store)
-    store.create_benchmark("b1", plan.matrix, empty_cells(plan))
-    before = (store.benchmark("b1"), store.benchmark_cells("b1"))
+    store.benchmarks.create_benchmark("b1", plan.matrix, empty_cells(plan))
+    before = (store.benchmarks.benchmark("b1"), store.benchmarks.benchmark_cells("b1"))
 
     code, output = _bench(path, "--scaffolds", "topk", "--tasks", "circle_packing",
                           "--iterations", "2")  # fmt: skip
     assert code == 2
     assert "benchmark 'b1' already exists" in output and "iterations differ" in output
-    assert (store.benchmark("b1"), store.benchmark_cells("b1")) == before
+    assert (store.benchmarks.benchmark("b1"), store.benchmarks.benchmark_cells("b1")) == before
     assert store.list_runs() == []
 
     # The same matrix is no clash: it plans as a continuation.
@@ -97,20 +97,20 @@ def test_a_benchmark_run_by_another_live_process_is_refused(tmp_path: Path) -> N
     plan = plan_benchmark(
         BenchmarkSpec("b1", ("topk",), ("circle_packing",), seeds=1, iterations=1), store
     )
-    store.create_benchmark("b1", plan.matrix, empty_cells(plan))
+    store.benchmarks.create_benchmark("b1", plan.matrix, empty_cells(plan))
     other = owner_token(1)  # a live process that is not this one
-    assert store.claim_benchmark("b1", other) == ""
+    assert store.benchmarks.claim_benchmark("b1", other) == ""
     again = plan_benchmark(
         BenchmarkSpec("b1", ("topk",), ("circle_packing",), seeds=1, iterations=1), store
     )
     states = prepare_cells(again, store)
     with pytest.raises(ConfigError, match="being run by another process"):
         asyncio.run(run_benchmark(again, store, states, parallel=1, runtime=Runtime()))
-    assert store.list_runs() == [] and store.benchmark_cells("b1")[0].run_id is None
+    assert store.list_runs() == [] and store.benchmarks.benchmark_cells("b1")[0].run_id is None
     # Released, or held by a process that is gone, it can be claimed.
-    store.release_benchmark("b1", other)
-    assert store.claim_benchmark("b1", "no-boot:999999:1") == ""
-    assert store.claim_benchmark("b1", owner_token()) == ""
+    store.benchmarks.release_benchmark("b1", other)
+    assert store.benchmarks.claim_benchmark("b1", "no-boot:999999:1") == ""
+    assert store.benchmarks.claim_benchmark("b1", owner_token()) == ""
 
 
 def test_a_composition_file_is_a_scaffold_of_the_matrix(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ import pytest
 
 from harness.benchmark import best_so_far, leaderboard, resolve_benchmark, write_csv
 from harness.core.errors import ConfigError
-from harness.store.base import IterationCommit, RunRecord
-from harness.store.sqlite import BenchmarkCell, SQLiteStore
+from harness.core.store import IterationCommit, RunRecord
+from harness.store import BenchmarkCell, SQLiteStore
 
 #: (scaffold, task, seed) → best score after each iteration 0..3 (None: the iteration failed)
 HISTORIES = {
@@ -36,7 +36,7 @@ def _store(tmp_path: Path) -> SQLiteStore:
     ]  # fmt: skip
     matrix = {"scaffolds": ["a", "b"], "tasks": ["circle_packing", "function_minimization"],
               "seeds": [0, 1], "iterations": 3}  # fmt: skip
-    store.create_benchmark("bm", matrix, cells)
+    store.benchmarks.create_benchmark("bm", matrix, cells)
     for (scaffold, task, seed), history in HISTORIES.items():
         run_id = f"{scaffold}-{task}-{seed}"
         store.create_run(
@@ -49,9 +49,11 @@ def _store(tmp_path: Path) -> SQLiteStore:
                 IterationCommit(run_id, iteration, "ok" if best is not None else "failed",
                                 best_score=best)
             )  # fmt: skip
-        store.set_cell("bm", scaffold, task, seed, run_id=run_id)
+        store.benchmarks.set_cell("bm", scaffold, task, seed, run_id=run_id)
     # b × function_minimization × seed 1 could not start: recorded with its reason
-    store.set_cell("bm", "b", "function_minimization", 1, run_id=None, error="engine away")
+    store.benchmarks.set_cell(
+        "bm", "b", "function_minimization", 1, run_id=None, error="engine away"
+    )
     return store
 
 

@@ -13,7 +13,7 @@ from harness.benchmark import csv_text, latex, leaderboard, markdown
 from harness.benchmark.leaderboard import OFFLINE_NOTE
 from harness.benchmark.render import cells
 from harness.benchmark.stats import sig, spread
-from harness.store.base import IterationCommit, RunRecord
+from harness.core.store import IterationCommit, RunRecord
 from harness.store.sqlite import SQLiteStore
 from tests.benchmark.test_leaderboard import _store
 from tests.cli.helpers import galapagos
@@ -70,9 +70,9 @@ def test_a_row_without_a_scored_run_is_one_dash_per_cell(tmp_path: Path) -> None
 def test_the_raw_objective_stands_beside_the_score(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "s.sqlite")
     from harness.core.records import Program
-    from harness.store.sqlite import BenchmarkCell
+    from harness.store import BenchmarkCell
 
-    store.create_benchmark(
+    store.benchmarks.create_benchmark(
         "raw", {"scaffolds": ["a"], "tasks": ["function_minimization"], "seeds": [0, 1],
                 "iterations": 0},
         [BenchmarkCell("raw", "a", "function_minimization", s, s) for s in (0, 1)],
@@ -86,7 +86,7 @@ def test_the_raw_objective_stands_beside_the_score(tmp_path: Path) -> None:
         program = Program(id="p0", code="x = 1\n", iteration=0, score=0.9,
                           metrics={"combined_score": 0.9, "value": value})  # fmt: skip
         store.commit_iteration(IterationCommit(run_id, 0, "ok", programs=[program], best_score=0.9))
-        store.set_cell("raw", "a", "function_minimization", seed, run_id=run_id)
+        store.benchmarks.set_cell("raw", "a", "function_minimization", seed, run_id=run_id)
     row = leaderboard(store, "raw")["rows"][0]
     # function_minimization minimises ``value``: the best raw value is the smallest.
     assert (row["raw_metric"], row["direction"]) == ("value", "minimize")

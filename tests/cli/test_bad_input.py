@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.store.base import RunRecord
+from harness.core.store import RunRecord
 from harness.store.sqlite import SQLiteStore
 from tests.cli.helpers import ROOT, galapagos
 

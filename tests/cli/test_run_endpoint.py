@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from harness.core.controller import Progress, RunSummary
+from harness.core.store import RunRecord
 from harness.llm.offline import OfflineServer, start_offline_server
 from harness.runs import RunPlan, Services, execute, plan_resume, plan_run
-from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ from harness.core.controller import Controller, Progress
 from harness.core.records import Program, TaskInfo
 from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.scaffold import Scaffold
+from harness.core.store import RunRecord
 from harness.evox.sandbox import LocalStrategyFactory
-from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 from tests.evox.fakes import SEED_PROGRAM, OfflineChat, RegexEvaluator
 from tests.fakes import SimpleMeter

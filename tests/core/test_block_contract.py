@@ -22,7 +22,7 @@ from harness.core.population import BasePopulation
 from harness.core.records import EvalResult, IterationOutcome, Program, Prompt, Selection
 from harness.core.scaffold import Scaffold
 from harness.core.selection import BaseSelectionPolicy
-from harness.store.base import RunRecord
+from harness.core.store import RunRecord
 from harness.store.sqlite import SQLiteStore
 from scaffolds.topk.policy import TopKConfig, TopKPolicy
 from tests.fakes import EchoModel, ScoreEvaluator, ScoreProposer, SimpleMeter
@@ -196,7 +196,7 @@ def test_a_colliding_program_id_is_an_error_not_an_overwrite(tmp_path: Path) -> 
     ctl, store = make(tmp_path, iterations=1)
     asyncio.run(ctl.run_to_end())
     stored = store.programs("r")[0]
-    from harness.store.base import IterationCommit
+    from harness.core.store import IterationCommit
 
     with pytest.raises(StoreError, match="would overwrite a stored program"):
         store.commit_iteration(

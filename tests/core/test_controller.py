@@ -14,7 +14,7 @@ from harness.components.prompt import DefaultPromptBuilder
 from harness.core.config import GeneralConfig
 from harness.core.controller import Controller
 from harness.core.scaffold import Scaffold
-from harness.store.base import RunRecord
+from harness.core.store import RunRecord
 from harness.store.sqlite import SQLiteStore
 from scaffolds.topk.policy import TopKConfig, TopKPolicy
 from tests.fakes import EchoModel, ScoreEvaluator, ScoreProposer, SimpleMeter

@@ -17,7 +17,7 @@ from harness.core.controller import Controller
 from harness.core.errors import EngineUnavailable
 from harness.core.records import EvalResult
 from harness.core.scaffold import Scaffold
-from harness.store.base import RunRecord
+from harness.core.store import RunRecord
 from harness.store.sqlite import SQLiteStore
 from scaffolds.topk.policy import TopKConfig, TopKPolicy
 from tests.fakes import EchoModel, ScoreEvaluator, ScoreProposer, SimpleMeter

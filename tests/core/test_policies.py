@@ -14,7 +14,7 @@ from harness.core.controller import Controller
 from harness.core.records import Program
 from harness.core.scaffold import Scaffold
 from harness.core.scoring import get_score
-from harness.store.base import RunRecord
+from harness.core.store import RunRecord
 from harness.store.sqlite import SQLiteStore
 from scaffolds.best_of_n.policy import BestOfNConfig, BestOfNPolicy, combined_score_key, global_best
 from scaffolds.best_of_n_attempts import BestOfNAttemptsPolicy

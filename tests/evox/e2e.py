@@ -25,6 +25,7 @@ from harness.core.controller import Controller, RunSummary
 from harness.core.records import TaskInfo
 from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.rng import make_rng
+from harness.core.store import RunRecord
 from harness.evaluation.driver import TaskEvaluator
 from harness.evaluation.task import load_task
 from harness.evaluation.visible import model_view
@@ -36,7 +37,6 @@ from harness.llm.offline.server import start_offline_server
 from harness.llm.offline.strategy_responder import strategy_responder
 from harness.llm.usage import UsageMeter
 from harness.runtime import Runtime
-from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 
 FAULTS = "{crash_sample: 0.25, hang: 0.1, alloc: 0.1, fabricate: 0.1, network: 0.1}"

@@ -20,11 +20,11 @@ from harness.core.evaluator import BaseEvaluator
 from harness.core.records import EvalResult, LLMCall, Prompt, TaskInfo
 from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.scaffold import Scaffold
+from harness.core.store import RunRecord
 from harness.evox.sandbox import StrategyFactory
 from harness.llm.config import FaultRates
 from harness.llm.offline.responders import OfflineRequest
 from harness.llm.offline.server import answer, default_responders
-from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 from tests.fakes import SimpleMeter
 

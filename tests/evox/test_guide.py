@@ -16,6 +16,7 @@ from harness.core.errors import LLMError
 from harness.core.records import LLMCall, Prompt, TaskInfo
 from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.rng import make_rng
+from harness.core.store import RunRecord
 from harness.evox.guide import (
     INSIGHT_MARKER,
     OPERATORS_MARKER,
@@ -28,7 +29,6 @@ from harness.llm.client import LLMClient
 from harness.llm.config import OFFLINE_MODEL, ModelConfig, ResolvedLLM
 from harness.llm.offline import OfflineServer, start_offline_server
 from harness.llm.usage import UsageMeter
-from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 from tests.evox.fakes import SEED_PROGRAM, RegexEvaluator
 from tests.evox.strategies import module

@@ -14,9 +14,9 @@ import pytest
 from harness.core.errors import ConfigError
 from harness.core.records import Event
 from harness.core.scaffold import Scaffold
+from harness.core.store import RunRecord
 from harness.evox.sandbox import LocalStrategyFactory
 from harness.runs import plan_resume, plan_run
-from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 from tests.evox.fakes import OfflineChat, evox_run
 from tests.evox.strategies import GOOD, RAISES_IN_SAMPLE_LATER

@@ -231,8 +231,8 @@ def stored_run(
 ) -> str:
     """A run as ``galapagos run`` (or anyone with the store file) could have stored it: made
     by the library, not by the hub, with whatever config it says."""
+    from harness.core.store import RunRecord
     from harness.runs import new_run_id, plan_run
-    from harness.store.base import RunRecord
 
     plan = plan_run(
         scaffold=scaffold,

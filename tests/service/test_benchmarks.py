@@ -7,8 +7,8 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from harness.benchmark import leaderboard
-from harness.store.base import IterationCommit, RunRecord
-from harness.store.sqlite import BenchmarkCell, SQLiteStore
+from harness.core.store import IterationCommit, RunRecord
+from harness.store import BenchmarkCell, SQLiteStore
 
 TASKS = ("circle_packing", "function_minimization")
 #: scaffold → best score per task (seed 0, seed 1)
@@ -21,7 +21,7 @@ def _store_benchmark(path: Path) -> SQLiteStore:
              for i, s in enumerate(BEST) for j, t in enumerate(TASKS)
              for seed in (0, 1)]  # fmt: skip
     matrix = {"scaffolds": list(BEST), "tasks": list(TASKS), "seeds": [0, 1], "iterations": 1}
-    store.create_benchmark("week1", matrix, cells)
+    store.benchmarks.create_benchmark("week1", matrix, cells)
     for scaffold, per_task in BEST.items():
         for task, scores in zip(TASKS, per_task, strict=True):
             for seed, best in enumerate(scores):
@@ -32,7 +32,7 @@ def _store_benchmark(path: Path) -> SQLiteStore:
                 )  # fmt: skip
                 store.commit_iteration(IterationCommit(run_id, 0, "ok", best_score=0.1))
                 store.commit_iteration(IterationCommit(run_id, 1, "ok", best_score=best))
-                store.set_cell("week1", scaffold, task, seed, run_id=run_id)
+                store.benchmarks.set_cell("week1", scaffold, task, seed, run_id=run_id)
     store.create_run(RunRecord("loose-1", "topk", "circle_packing", "", {}, 0, 1, best_score=0.3))
     return store
 

@@ -9,7 +9,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from harness.core.records import LLMCall
-from harness.store.base import IterationCommit, LLMCallRow, RunRecord
+from harness.core.store import IterationCommit, LLMCallRow, RunRecord
 from harness.store.sqlite import SQLiteStore
 
 ONLINE = {

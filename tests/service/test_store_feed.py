@@ -10,8 +10,8 @@ import pytest
 
 from harness.core.errors import StoreError
 from harness.core.records import Event
-from harness.store.base import IterationCommit, RunRecord
-from harness.store.sqlite import SQLiteStore
+from harness.core.store import IterationCommit, RunRecord
+from harness.store import SQLiteReader, SQLiteStore
 
 
 def _run(store: SQLiteStore) -> str:
@@ -49,16 +49,17 @@ def test_events_after_a_sequence_number(tmp_path: Path) -> None:
 
 def test_a_read_only_connection_reads_live_and_cannot_write(tmp_path: Path) -> None:
     writer = SQLiteStore(tmp_path / "s.sqlite")
-    reader = SQLiteStore(tmp_path / "s.sqlite", read_only=True)
+    reader = SQLiteReader(tmp_path / "s.sqlite")
     _run(writer)
     _commit(writer, 0, ["seed"])
     assert reader.get_run("r1").id == "r1" and reader.last_seq("r1") == 0
     _commit(writer, 1, ["admit"])
     assert reader.last_seq("r1") == 1  # sees the writer's new commit
-    with pytest.raises((StoreError, sqlite3.OperationalError)):
-        reader.update_run("r1", status="failed")
+    assert not hasattr(reader, "update_run") and not hasattr(reader, "commit_iteration")
+    with pytest.raises((StoreError, sqlite3.OperationalError), match="readonly"):
+        reader.benchmarks.create_benchmark("b", {}, [])  # type: ignore[attr-defined]
     with pytest.raises(StoreError, match="cannot open run store"):
-        SQLiteStore(tmp_path / "missing.sqlite", read_only=True)
+        SQLiteReader(tmp_path / "missing.sqlite")
     assert not (tmp_path / "missing.sqlite").exists()
 
 

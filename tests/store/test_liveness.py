@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from harness.core.errors import ConfigError, StoreError
+from harness.core.store import RunRecord
 from harness.runs import execute, plan_resume, plan_run, run_status
 from harness.store import owner as liveness
-from harness.store.base import RunRecord
 from harness.store.owner import STALE_S, owner_token
 from harness.store.sqlite import SQLiteStore
 
@@ -46,15 +46,15 @@ def test_a_remote_owner_is_alive_while_it_beats_and_interrupted_once_it_stops(
     assert run_status(stale) == "interrupted"
     assert run_status(never) == "interrupted"
     # A live run elsewhere is refused, whoever asks, and the claim says who holds it.
-    assert store.claim_run("fresh", owner_token()) == REMOTE
+    assert store.leases.claim_run("fresh", owner_token()) == REMOTE
     assert store.get_run("fresh").owner == REMOTE
     # A dead one is taken over; its old owner's next beat learns it lost the run.
-    assert store.claim_run("stale", owner_token()) == ""
+    assert store.leases.claim_run("stale", owner_token()) == ""
     taken = store.get_run("stale")
     assert (taken.status, taken.owner) == ("running", owner_token())
     assert taken.heartbeat_at is not None and time.time() - taken.heartbeat_at < 5
-    assert not store.beat("stale", REMOTE)
-    assert store.beat("stale", owner_token())
+    assert not store.leases.beat("stale", REMOTE)
+    assert store.leases.beat("stale", owner_token())
 
 
 def test_a_local_owner_is_judged_by_its_process_not_its_heartbeat(tmp_path: Path) -> None:
@@ -77,7 +77,7 @@ def test_two_claims_at_once_have_exactly_one_winner(tmp_path: Path) -> None:
     def claim(i: int) -> None:
         start.wait()
         # Every claimant is "remote", so each sees the others' claims as live (fresh beat).
-        results[i] = stores[i].claim_run("r", claimants[i])
+        results[i] = stores[i].leases.claim_run("r", claimants[i])
 
     threads = [threading.Thread(target=claim, args=(i,)) for i in range(8)]
     for t in threads:
@@ -114,7 +114,7 @@ async def test_a_run_ends_with_a_structured_stop_reason(tmp_path: Path) -> None:
     spent = await execute(poor, store)
     assert (spent.status, spent.stop_reason) == ("budget_exhausted", "budget")
     # Resuming clears the reason while the run runs again.
-    assert store.claim_run(stopped.run_id, owner_token()) == ""
+    assert store.leases.claim_run(stopped.run_id, owner_token()) == ""
     assert store.get_run(stopped.run_id).stop_reason == ""
 
 

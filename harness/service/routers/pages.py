@@ -326,7 +326,7 @@ def leaderboard_page(
     by_task: dict[str, list[dict[str, Any]]] = {}
     for row in sorted(board["rows"], key=lambda r: (r["rank"] or 1e9, r["scaffold"])):
         by_task.setdefault(row["task"], []).append(row)
-    in_benchmarks = store.benchmark_run_ids()
+    in_benchmarks = store.benchmarks.benchmark_run_ids()
     loose = leaderboard_rows(
         store,
         [r for r in store.list_runs() if r.id not in in_benchmarks],
