@@ -1,7 +1,8 @@
 """The import graph between packages has no cycles, and layers point the right way.
 
 Nodes are packages: ``harness.<sub>`` for each subpackage (a top-level module of ``harness`` is
-its own node), ``scaffolds`` and ``strategy_tests``.  Edges are imports anywhere in a module
+its own node), ``scaffolds``, ``strategy_tests`` and ``galapagos`` (the public Python API, the
+top layer: nothing imports it).  Edges are imports anywhere in a module
 (function-level ones too: a lazy import is still a dependency), except under
 ``if TYPE_CHECKING:``.
 
@@ -17,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TOP = ("harness", "scaffolds", "strategy_tests")
+TOP = ("galapagos", "harness", "scaffolds", "strategy_tests")
 
 
 def _node(module: str) -> str | None:
@@ -129,6 +130,12 @@ def test_packages_import_each_other_without_cycles() -> None:
 
 def test_core_depends_on_no_other_package() -> None:
     assert package_graph().get("harness.core", set()) == set()
+
+
+def test_the_public_api_is_the_top_layer() -> None:
+    graph = package_graph()
+    assert "harness.runs" in graph["galapagos"]  # the graph sees it
+    assert [src for src, deps in graph.items() if "galapagos" in deps] == []
 
 
 def test_scaffolds_do_not_reach_into_private_modules() -> None:

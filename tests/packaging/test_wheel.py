@@ -1,6 +1,7 @@
 """A wheel that deploys: ``pip install`` of the built wheel (not editable) into a fresh venv,
 used from outside the checkout, has the tasks, the image recipes and the in-container runtime;
-it builds (or finds) the images, passes the doctor and runs a search in Docker."""
+it builds (or finds) the images, passes the doctor and runs a search in Docker, from the CLI and
+from the Python API."""
 
 from __future__ import annotations
 
@@ -56,3 +57,11 @@ def test_the_built_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) 
     summary = json.loads(run.stdout)
     assert summary["status"] == "completed" and summary["iterations_done"] == 2
     assert summary["seed_error"] is None
+    # The Python API ships in the wheel as the package ``galapagos``.
+    api = _run([str(venv / "bin/python"), "-c",
+                "import galapagos; r = galapagos.run('topk', 'circle_packing', iterations=1, "
+                f"store={str(store)!r}); print(galapagos.__file__, r.status, r.iterations_done)"],
+               cwd=work)  # fmt: skip
+    assert api.returncode == 0, api.stderr[-3000:]
+    module, status, done = api.stdout.split()
+    assert str(venv) in module and (status, done) == ("completed", "1")
