@@ -48,6 +48,9 @@ STOP_REASONS = (
 
 @dataclass(frozen=True)
 class RunRecord:
+    """A stored run: what it searches with what, its status, and its running totals (best
+    score, tokens, cost), updated by every iteration's commit."""
+
     id: str
     scaffold: str
     task: str
@@ -75,11 +78,14 @@ class RunRecord:
 
     @property
     def tokens(self) -> int:
+        """Prompt and completion tokens together."""
         return self.prompt_tokens + self.completion_tokens
 
 
 @dataclass(frozen=True)
 class EvaluationRow:
+    """One evaluation of a program (``attempt`` within its iteration), with the code run."""
+
     iteration: int
     attempt: int
     program_id: str
@@ -89,6 +95,8 @@ class EvaluationRow:
 
 @dataclass(frozen=True)
 class LLMCallRow:
+    """One LLM call of an attempt, with the prompt it was sent."""
+
     iteration: int
     attempt: int
     call: LLMCall
