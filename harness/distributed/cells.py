@@ -138,7 +138,7 @@ def _stopped(store: RunStore, run_id: str, why: str) -> RunSummary:
     return _summary(store, run_id, "engine_unavailable")
 
 
-def _summary(store: RunStore | RunReader, run_id: str, reason: str) -> RunSummary:
+def _summary(store: RunStore, run_id: str, reason: str) -> RunSummary:
     run = store.get_run(run_id)
     return RunSummary(
         run_id=run.id,
