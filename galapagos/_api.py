@@ -230,8 +230,8 @@ def run(
     "evaluator": {"sandbox": "docker"}}``) or the path of a YAML file; ``store``: where the run
     is stored (default: the CLI's store); ``on_progress``: called after each iteration.
 
-    Without an endpoint in ``config`` (or ``OPENAI_BASE_URL``) the run uses the offline
-    mutation model, which is not an LLM.  Interrupting the call (Ctrl-C, a notebook's stop)
+    Without ``llm.api_base`` in ``config`` (or ``llm.provider: openai``, the endpoint then from
+    ``OPENAI_BASE_URL``) the run uses the offline mutation model, which is not an LLM.  Interrupting the call (Ctrl-C, a notebook's stop)
     stops the run after its iterations in flight; it stays resumable.  Bad input raises a
     :class:`~harness.core.errors.HarnessError` with a one-line message before anything runs."""
     return _block_on(
