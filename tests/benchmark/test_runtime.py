@@ -30,7 +30,10 @@ async def test_concurrent_runs_share_one_backend_and_match_runs_alone(tmp_path: 
         backend = runtime.backends[0]
         # Both runs ended: their warm containers are gone although the backend stays open.
         assert backend.pool is not None and backend.pool.idle() == 0  # type: ignore[attr-defined]
-        assert runtime.containers_created >= 2 * 3  # at least every evaluation's container
+        # One backend served both runs' evaluations (containers hold several candidates'
+        # boxes, so there may be fewer containers than evaluations).
+        assert runtime.containers_created >= 1
+        assert sum(store.evaluation_count(s.run_id) for s in shared) >= 2 * 3
     finally:
         await runtime.aclose()
     with pytest.raises(RuntimeError, match="closed"):

@@ -43,5 +43,5 @@ def test_hub_workers_share_one_runtime(
         runtime = app.state.hub.queue.runtime
         assert runtime is not None and runtime.canary_runs == 1
         assert len(runtime.backends) == 1 and runtime.endpoints == 1
-        assert runtime.containers_created >= 2 * 3
+        assert runtime.containers_created >= 1  # one backend served both (boxes reuse them)
     store.close()

@@ -49,7 +49,8 @@ async def test_every_page_answers_under_1000_queued_runs_and_500_streams(tmp_pat
             )
             assert r.status_code == 201, r.text
             status = (await c.get(f"{hub.url}/api/v1/status")).json()
-            assert status["queued"] >= 999
+            # The one worker keeps taking queued runs meanwhile (each is quick).
+            assert status["queued"] >= 950
             for response in opened:
                 await response.aclose()
     finally:

