@@ -12,6 +12,8 @@ Callers depend on the protocols (:mod:`harness.store.protocols`), not on the cla
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.core.store import RunStore
 from harness.store.protocols import (
     BenchmarkCell,
@@ -42,3 +44,12 @@ __all__ = [
     "StoredEvent",
     "default_store_path",
 ]
+
+if TYPE_CHECKING:  # mypy checks that each class implements the protocols it stands for
+    from harness.store.benchmarks import SQLiteBenchmarks
+    from harness.store.leases import SQLiteLeases
+
+    def _implements(
+        store: SQLiteStore, reader: SQLiteReader, bench: SQLiteBenchmarks, leases: SQLiteLeases
+    ) -> tuple[LeasedRunStore, StoreReader, StoreReader, BenchmarkStore, RunLeases]:
+        return store, store, reader, bench, leases

@@ -1,23 +1,18 @@
 """The store as its users see it: one narrow protocol per kind of user.
 
-=====================  ===================================================  ====================
-protocol               who uses it                                          implemented by
-=====================  ===================================================  ====================
-``RunStore`` (core)    the controller: writes a run, reads it back to       SQLiteStore,
-                       resume (:mod:`harness.core.store`)                   RemoteStore
-:class:`RunLeases`     whoever executes a run: claim it, beat, fence        SQLiteLeases
-                       writes to the owner (``store.leases``)
-:class:`LeasedRunStore`  :func:`harness.runs.execute`: a ``RunStore`` with    SQLiteStore,
-                       its leases                                           RemoteStore
-:class:`RunReader`     the CLI, the hub's pages, export, reports, the      SQLiteReader,
-                       leaderboard: runs, programs, events, LLM calls       SQLiteStore
-:class:`BenchmarkReader`  the leaderboard and the hub: benchmark matrices     SQLiteBenchmarks
-                       and cells (``store.benchmarks``)
-:class:`BenchmarkStore`   the benchmark runner: creates benchmarks, claims    SQLiteBenchmarks
-                       them, fills cells
-:class:`StoreReader`   a reader of a whole store file: its runs and         SQLiteReader,
-                       ``.benchmarks``                                       SQLiteStore
-=====================  ===================================================  ====================
+- ``RunStore`` (:mod:`harness.core.store`): the controller writes a run and reads it back to
+  resume it.  SQLiteStore; on a Ray node, RemoteStore.
+- :class:`RunLeases` (``store.leases``): whoever executes a run claims it, beats, and fences
+  its writes to the owner.  SQLiteLeases; RemoteLeases.
+- :class:`LeasedRunStore`: what :func:`harness.runs.execute` needs, a ``RunStore`` with its
+  leases.  SQLiteStore, RemoteStore.
+- :class:`RunReader`: what the CLI, the hub's pages, export, reports and the leaderboard read
+  of runs (programs, events, evaluations, LLM calls).  SQLiteReader, SQLiteStore.
+- :class:`BenchmarkReader` (``store.benchmarks``): benchmark matrices and cells, for the
+  leaderboard and the hub; :class:`BenchmarkStore` adds what the benchmark runner writes.
+  SQLiteBenchmarks.
+- :class:`StoreReader`: a reader of a whole store file, its runs, ``.benchmarks`` and
+  ``path``.  SQLiteReader, SQLiteStore.
 
 The hub's tokens, sessions and queue are the hub's own repository
 (:class:`harness.service._db.ServiceDB`) over tables this package migrates
