@@ -15,8 +15,8 @@ are reported per check.
                                    gate=prefilter)
     report.passed, report.feedback(), report.to_dict()
 
-The config (``harness.evox.valid.ValidConfig``), the client factory and the gate are the
-caller's: this package imports nothing from ``harness.evox`` at run time, and ``harness.evox``
+The config (``scaffolds.evox.valid.ValidConfig``), the client factory and the gate are the
+caller's: this package imports nothing from ``scaffolds.evox`` at run time, and ``scaffolds.evox``
 nothing from it (the evolver gets :func:`validate` injected).
 """
 

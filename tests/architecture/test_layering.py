@@ -178,12 +178,12 @@ def test_the_offline_model_check_can_fail() -> None:
         ("scaffolds.adaevolve.paradigms", {"harness.llm.offline.paradigm_responder"}),
         ("scaffolds.evox", {"harness.llm.offline"}),
         ("harness.llm.client", {"harness.llm.offline"}),
-        ("harness.evox.meta", {"harness.llm.offline.strategy_faults"}),
+        ("scaffolds.evox.meta", {"harness.llm.offline.strategy_faults"}),
     ]
     assert offline_model_leaks(modules) == [
         "scaffolds.adaevolve.paradigms imports harness.llm.offline.paradigm_responder",
         "scaffolds.evox imports harness.llm.offline",
-        "harness.evox.meta imports harness.llm.offline.strategy_faults",
+        "scaffolds.evox.meta imports harness.llm.offline.strategy_faults",
     ]
 
 

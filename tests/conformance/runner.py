@@ -15,7 +15,7 @@ from harness.core.controller import Controller, Progress
 from harness.core.records import Program, TaskInfo
 from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.scaffold import Scaffold
-from harness.evox.sandbox import LocalStrategyFactory
+from harness.sandbox.sessions import LocalSessions
 from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
 from tests.evox.fakes import SEED_PROGRAM, OfflineChat, RegexEvaluator
@@ -73,7 +73,7 @@ def build(
         evaluator=RegexEvaluator(),
         task=TaskInfo(name="toy", description="Make score as large as possible."),
         run_id=run_id,
-        extras={"strategy_factory": LocalStrategyFactory()},
+        sessions=LocalSessions(),  # EvoX strategies as host subprocesses (trusted fixtures)
     )
     scaffold = build_scaffold(spec, config, env)
     store = SQLiteStore(store_path)

@@ -14,10 +14,10 @@ import pytest
 from harness.core.errors import ConfigError
 from harness.core.records import Event
 from harness.core.scaffold import Scaffold
-from harness.evox.sandbox import LocalStrategyFactory
 from harness.runs import plan_resume, plan_run
 from harness.store.base import RunRecord
 from harness.store.sqlite import SQLiteStore
+from scaffolds.evox.factory import LocalStrategyFactory
 from tests.evox.fakes import OfflineChat, evox_run
 from tests.evox.strategies import GOOD, RAISES_IN_SAMPLE_LATER
 
@@ -40,7 +40,7 @@ def assert_nothing_lost(scaffold: Scaffold, store: SQLiteStore) -> None:
     stored = {p.id for p in store.programs(RUN)}
     members = {p.id for p in scaffold.population.programs()}
     assert stored == members
-    assert members <= scaffold.memory.state.chain.active.known
+    assert members <= scaffold.selection.chain.active.known
 
 
 @pytest.mark.slow
