@@ -96,6 +96,12 @@ class _Sampled:
 
 
 class ThreeTierPolicy(BaseSelectionPolicy):
+    unsupported_loop = {
+        ("reference_mode", "resample_each_attempt"): "in reference mode it samples each "
+        "iteration once, ahead, on OpenEvolve's schedule, so a later attempt would get the same "
+        "parent again, not a new one"
+    }
+
     def __init__(
         self,
         rng: random.Random,

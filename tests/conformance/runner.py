@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.core.config import GeneralConfig
 from harness.core.controller import Controller, Progress
+from harness.core.evaluator import BaseEvaluator
 from harness.core.records import Program, TaskInfo
 from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.scaffold import Scaffold
@@ -59,6 +60,8 @@ def build(
     create: bool = True,
     overrides: list[str] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
+    evaluator: BaseEvaluator | None = None,
+    model: OfflineChat | None = None,
 ) -> Built:
     spec, config = load_config(
         name,
@@ -70,7 +73,7 @@ def build(
     )
     env = BuildEnv(
         seed=config.seed,
-        evaluator=RegexEvaluator(),
+        evaluator=evaluator or RegexEvaluator(),
         task=TaskInfo(name="toy", description="Make score as large as possible."),
         run_id=run_id,
         sessions=LocalSessions(),  # EvoX strategies as host subprocesses (trusted fixtures)
@@ -95,7 +98,7 @@ def build(
         scaffold,
         store=store,
         run=run,
-        model=OfflineChat(seed=config.seed),
+        model=model or OfflineChat(seed=config.seed),
         meter=meter,
         general=GeneralConfig(**config.general.model_dump()),
         seed_code=SEED_PROGRAM,
