@@ -374,24 +374,12 @@ class Controller:
         spent: BudgetExhausted | None = None
         try:
             while (queue and spent is None and not self._stop) or in_flight:
-                while queue and spent is None and not self._stop and len(in_flight) < limit:
-                    try:
-                        self.meter.check()
-                    except BudgetExhausted as exc:
-                        spent = exc
-                        break
-                    in_flight.add(asyncio.create_task(self._one_iteration(queue.pop(0))))
+                if spent is None:
+                    spent = self._start(queue, in_flight, limit)
                 if not in_flight:
                     break
                 done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:  # several may fail at once (one engine outage): see them all
-                    if not task.cancelled():
-                        task.exception()
-                for task in done:
-                    try:
-                        task.result()  # re-raise infrastructure errors
-                    except BudgetExhausted as exc:
-                        spent = spent or exc
+                spent = spent or _finished(done)
         finally:
             for task in in_flight:
                 task.cancel()
@@ -400,14 +388,41 @@ class Controller:
         if spent is not None:
             raise spent
 
+    def _start(
+        self, queue: list[int], in_flight: set[asyncio.Task[None]], limit: int
+    ) -> BudgetExhausted | None:
+        """Start the next iterations of ``queue`` while fewer than ``limit`` are in flight;
+        the meter's refusal when the budget is spent."""
+        while queue and not self._stop and len(in_flight) < limit:
+            try:
+                self.meter.check()
+            except BudgetExhausted as exc:
+                return exc
+            in_flight.add(asyncio.create_task(self._one_iteration(queue.pop(0))))
+        return None
+
     async def _one_iteration(self, iteration: int) -> None:
         started = time.monotonic()
         buffer = IterationBuffer(iteration)
+        outcome = await self._run_iteration(buffer)
+        # Committed even when the budget ran out midway: its calls are paid for and counted.
+        ok = outcome is not None and outcome.child is not None
+        self._track_done(iteration, outcome, buffer, ok)
+        self._commit(buffer, "ok" if ok else "failed", started)
+        if buffer.budget_spent is not None:
+            raise buffer.budget_spent
+        if outcome is not None:
+            self._count_infra_failure(outcome)
+        self._check_evaluator_streak()
+
+    async def _run_iteration(self, buffer: IterationBuffer) -> IterationOutcome | None:
+        """Hooks, attempts, admission and ``observe`` of one iteration (``None``: the budget
+        ran out before its attempts)."""
         step = self._step(buffer)
         outcome: IterationOutcome | None = None
         try:
             await self._hooks("start_iteration", step)
-            outcome = await self._attempts(iteration, buffer, step)
+            outcome = await self._attempts(buffer.iteration, buffer, step)
             if outcome.child is not None:
                 admitted = self._admit(outcome.child, buffer)
                 outcome = dataclasses.replace(outcome, admitted=admitted)
@@ -419,8 +434,13 @@ class Controller:
             buffer.budget_spent = buffer.budget_spent or exc
             if outcome is None:
                 buffer.event("iteration_failed", attempts=0, reason="budget_exhausted")
-        # Committed even when the budget ran out midway: its calls are paid for and counted.
-        ok = outcome is not None and outcome.child is not None
+        return outcome
+
+    def _track_done(
+        self, iteration: int, outcome: IterationOutcome | None, buffer: IterationBuffer, ok: bool
+    ) -> None:
+        """An iteration at the end of the run that got no proposal stays not done (a resume
+        runs it again); any other is done, and so are earlier ones left without a proposal."""
         no_proposal = "" if ok or buffer.programs else _no_proposal(outcome, buffer)
         last_done = max((i for i in self._done if i not in self._undone), default=0)
         if no_proposal and iteration > last_done:
@@ -429,12 +449,6 @@ class Controller:
         else:  # this one is done: earlier iterations without a proposal are plain failures
             self._done.update(i for i in self._undone if i < iteration)
             self._undone = {i: why for i, why in self._undone.items() if i > iteration}
-        self._commit(buffer, "ok" if ok else "failed", started)
-        if buffer.budget_spent is not None:
-            raise buffer.budget_spent
-        if outcome is not None:
-            self._count_infra_failure(outcome)
-        self._check_evaluator_streak()
 
     def _count_infra_failure(self, outcome: IterationOutcome) -> None:
         """Stop the run when the same infrastructure cause failed too many iterations in a row."""
@@ -777,6 +791,21 @@ def _evaluation_failed(
         traceback=str(result.artifacts.get("traceback", "")),
         metrics=dict(result.metrics),
     )
+
+
+def _finished(done: Iterable[asyncio.Task[None]]) -> BudgetExhausted | None:
+    """The first spent budget among finished iterations; any other error is raised."""
+    done = list(done)
+    for task in done:  # several may fail at once (one engine outage): see them all
+        if not task.cancelled():
+            task.exception()
+    spent: BudgetExhausted | None = None
+    for task in done:
+        try:
+            task.result()  # re-raise infrastructure errors
+        except BudgetExhausted as exc:
+            spent = spent or exc
+    return spent
 
 
 def _note_faults(buffer: IterationBuffer, attempt: int, result: EvalResult) -> None:
