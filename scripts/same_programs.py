@@ -10,6 +10,10 @@ code hash, score) and every LLM call's (iteration, attempt, purpose, answer hash
 prints the first difference per run and exits 1 if there is any.  Used to check that a
 refactoring of the block wiring or the loop changes no search (run it at the branch point and
 after).  It reads the store with ``sqlite3`` so that it does not depend on the store's API.
+
+Record both from a checkout at the same path (e.g. ``git archive REV | tar -x -C /tmp/x``, then
+``python /tmp/x/scripts/same_programs.py record …`` from there): a local-sandbox traceback
+names the checkout's files, and tracebacks reach the next attempt's prompt.
 """
 
 from __future__ import annotations
