@@ -35,9 +35,9 @@ import docker.errors  # noqa: E402
 
 from bench._flood import flood_to_deadline  # noqa: E402
 from harness.core.errors import StrategyError  # noqa: E402
-from harness.evox.sandbox import ContainerLimits, StrategyFactory, make_factory  # noqa: E402
 from harness.sandbox.docker_backend import HOST_GRACE_S, DockerBackend  # noqa: E402
 from harness.sandbox.images import build_images  # noqa: E402
+from scaffolds.evox.factory import ContainerLimits, StrategyFactory, make_factory  # noqa: E402
 
 FLOOD_STRATEGY = """
 from skydiscover.search.base_database import Program, ProgramDatabase

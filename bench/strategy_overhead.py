@@ -25,9 +25,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.core.records import Program  # noqa: E402
-from harness.evox.records import Labels, program_record  # noqa: E402
-from harness.evox.sandbox import ContainerLimits, make_factory  # noqa: E402
 from harness.sandbox import _runtime  # noqa: E402
+from scaffolds.evox.factory import ContainerLimits, make_factory  # noqa: E402
+from scaffolds.evox.records import Labels, program_record  # noqa: E402
 
 sys.path.append(str(_runtime.COMPAT_DIR))  # the shims, for the in-process baseline only
 from galapagos_strategy.server import dispatch  # noqa: E402

@@ -231,9 +231,10 @@ def run(
     is stored (default: the CLI's store); ``on_progress``: called after each iteration.
 
     Without ``llm.api_base`` in ``config`` (or ``llm.provider: openai``, the endpoint then from
-    ``OPENAI_BASE_URL``) the run uses the offline mutation model, which is not an LLM.  Interrupting the call (Ctrl-C, a notebook's stop)
-    stops the run after its iterations in flight; it stays resumable.  Bad input raises a
-    :class:`~harness.core.errors.HarnessError` with a one-line message before anything runs."""
+    ``OPENAI_BASE_URL``) the run uses the offline mutation model, which is not an LLM.
+    Interrupting the call (Ctrl-C, a notebook's stop) stops the run after its iterations in
+    flight; it stays resumable.  Bad input raises a :class:`~harness.core.errors.HarnessError`
+    with a one-line message before anything runs."""
     return _block_on(
         lambda stop: arun(
             scaffold,

@@ -15,9 +15,9 @@ are reported per check.
                                    gate=prefilter)
     report.passed, report.feedback(), report.to_dict()
 
-The config (``harness.evox.valid.ValidConfig``), the client factory and the gate are the
-caller's: this package imports nothing from ``harness.evox`` at run time, and ``harness.evox``
-nothing from it (the evolver gets :func:`validate` injected).
+The config (``scaffolds.evox.valid.ValidConfig``), the client factory and the gate are the
+caller's: this package imports nothing from ``scaffolds.evox`` at run time, and EvoX's evolver
+nothing from it (the ``strategy_history`` block hands it :func:`validate`).
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ from strategy_tests.judge import Judge
 from strategy_tests.report import CheckFailed
 
 if TYPE_CHECKING:
-    from harness.evox.client import StrategyClient
-    from harness.evox.records import Labels
-    from harness.evox.valid import ValidConfig
+    from scaffolds.evox.client import StrategyClient
+    from scaffolds.evox.records import Labels
+    from scaffolds.evox.valid import ValidConfig
 
 __all__ = ["SampleView", "ValidRun", "metric_changes"]
 

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from harness.core.errors import StrategyError
 
 if TYPE_CHECKING:
-    from harness.evox.client import StrategyClient
-    from harness.evox.valid import ValidConfig
     from harness.sandbox.usage import Meter, Quota, Usage
+    from scaffolds.evox.client import StrategyClient
+    from scaffolds.evox.valid import ValidConfig
 
 __all__ = ["CLOSE_MARGIN_S", "Judge", "LimitExceeded", "POLL_S"]
 

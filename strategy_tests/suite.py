@@ -12,8 +12,8 @@ memory, tasks), the bound's own check is reported failed too and named as the ch
 ``cause``.  The whole run — sandbox start, every check, removal — ends within
 ``config.deadline_s``; each check has its own budget.
 
-The suite imports nothing from ``harness.evox`` at run time: the caller hands it a factory of
-:class:`~harness.evox.client.StrategyClient` (one per validation, not yet started), the config
+The suite imports nothing from ``scaffolds.evox`` at run time: the caller hands it a factory of
+:class:`~scaffolds.evox.client.StrategyClient` (one per validation, not yet started), the config
 and, for :func:`validate_source`, the static gate.
 """
 
@@ -32,9 +32,9 @@ from strategy_tests.judge import CLOSE_MARGIN_S, Judge, LimitExceeded
 from strategy_tests.report import CheckFailed, CheckResult, Status, ValidationReport
 
 if TYPE_CHECKING:
-    from harness.evox.client import StrategyClient
-    from harness.evox.records import Labels
-    from harness.evox.valid import ValidConfig
+    from scaffolds.evox.client import StrategyClient
+    from scaffolds.evox.records import Labels
+    from scaffolds.evox.valid import ValidConfig
 
 __all__ = ["CHECK_NAMES", "ClientFactory", "Gate", "validate", "validate_source"]
 
@@ -49,7 +49,7 @@ class GateVerdict(Protocol):
     def reason(self) -> str: ...
 
 
-#: The static gate (``harness.evox.prefilter.prefilter``), injected by the caller.
+#: The static gate (``scaffolds.evox.prefilter.prefilter``), injected by the caller.
 Gate = Callable[[str], GateVerdict]
 
 #: Every check name in run order (``prefilter`` first, as ``validate_source`` runs it).

@@ -3,6 +3,7 @@ hooks receive (never for Docker or the openai client)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -10,8 +11,10 @@ from typing import Any
 from harness.core._iteration import copy_program
 from harness.core.errors import BudgetExhausted
 from harness.core.evaluator import BaseEvaluator
+from harness.core.population import BasePopulation, ReadOnlyPopulation
 from harness.core.proposer import LLM, BaseProposer
-from harness.core.records import EvalResult, LLMCall, Program, Prompt, Proposal
+from harness.core.records import EvalResult, LLMCall, Program, Prompt, Proposal, Selection
+from harness.core.selection import BaseSelectionPolicy
 
 
 class SimpleMeter:
@@ -133,3 +136,12 @@ class RecordingStep:
         self.copies += 1
         new_id = self.copy_id(source, changes.get("metadata") or {})
         return copy_program(source, new_id, self.iteration, **changes)
+
+
+def select_now(
+    policy: BaseSelectionPolicy, population: BasePopulation, iteration: int
+) -> Selection:
+    """``policy``'s selection for ``iteration`` as the controller asks for it (a read-only
+    view of the population, a step of that iteration), outside any event loop."""
+    view = ReadOnlyPopulation(population)
+    return asyncio.run(policy.select(view, RecordingStep(iteration)))

@@ -73,10 +73,10 @@ def validate(
     source = _read(file)  # bad input fails before anything starts
     from dataclasses import replace
 
-    from harness.evox.labels import default_labels
-    from harness.evox.prefilter import prefilter
-    from harness.evox.sandbox import make_factory
-    from harness.evox.valid import ValidConfig
+    from scaffolds.evox.factory import make_factory
+    from scaffolds.evox.labels import default_labels
+    from scaffolds.evox.prefilter import prefilter
+    from scaffolds.evox.valid import ValidConfig
     from strategy_tests import validate_source
 
     config = replace(ValidConfig(), stress_programs=stress, deadline_s=deadline)

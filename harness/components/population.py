@@ -14,11 +14,12 @@ from typing import Any
 
 from pydantic import Field
 
+from harness.core.blocks import block
 from harness.core.population import BasePopulation
 from harness.core.records import Program
 from harness.core.validation import StrictModel
 
-__all__ = ["InMemoryPopulation", "InMemoryPopulationConfig"]
+__all__ = ["InMemoryPopulation", "InMemoryPopulationConfig", "keep_all"]
 
 
 class InMemoryPopulationConfig(StrictModel):
@@ -79,3 +80,8 @@ class InMemoryPopulation(BasePopulation):
         for pid in state["members"]:
             self.add(programs[pid])
         self._next_seq = int(state.get("next_seq", self._next_seq))
+
+
+@block("keep_all", "Every admitted program, ranked by score; optionally capped (worst evicted).")
+def keep_all(config: InMemoryPopulationConfig) -> InMemoryPopulation:
+    return InMemoryPopulation(capacity=config.capacity)

@@ -25,9 +25,11 @@ import jinja2.nodes
 import jinja2.sandbox
 from pydantic import Field
 
+from harness.core.blocks import block
 from harness.core.errors import ConfigError
 from harness.core.population import PopulationView
 from harness.core.prompt import BasePromptBuilder, PromptContext
+from harness.core.proposer import BaseProposer
 from harness.core.records import Program, Prompt, Selection
 from harness.core.validation import StrictModel
 from harness.diffs import fenced
@@ -35,6 +37,7 @@ from harness.diffs import fenced
 __all__ = [
     "DefaultPromptBuilder",
     "DefaultPromptConfig",
+    "default_prompt",
     "format_value",
     "outcome",
     "previous_attempts",
@@ -258,3 +261,15 @@ class DefaultPromptBuilder(BasePromptBuilder):
             "outcome": outcome(program),
             "changes": program.changes or "(not recorded)",
         }
+
+
+@block(
+    "default",
+    "Task, metrics, feedback, previous attempts, context programs, current program last; asks "
+    "for SEARCH/REPLACE edits or a whole program as the proposer expects.",
+)
+def default_prompt(config: DefaultPromptConfig, *, proposer: BaseProposer) -> DefaultPromptBuilder:
+    """The default builder; it asks for whole programs when the proposer expects them."""
+    if config.diff_mode and proposer.response_kind == "rewrite":
+        config = config.model_copy(update={"diff_mode": False})
+    return DefaultPromptBuilder(config)

@@ -7,8 +7,12 @@ attempt.  The parsing rules live in :mod:`harness.diffs`.
 
 from __future__ import annotations
 
+from pydantic import Field
+
+from harness.core.blocks import block
 from harness.core.proposer import LLM, BaseProposer
-from harness.core.records import LLMCall, Program, Prompt, Proposal
+from harness.core.records import LLMCall, Program, Prompt, Proposal, TaskInfo
+from harness.core.validation import StrictModel
 from harness.diffs import (
     apply_diff,
     check_child,
@@ -18,7 +22,14 @@ from harness.diffs import (
     summarize_rewrite,
 )
 
-__all__ = ["DiffProposer", "FullRewriteProposer"]
+__all__ = [
+    "DiffProposer",
+    "DiffProposerConfig",
+    "FullRewriteProposer",
+    "RewriteProposerConfig",
+    "diff_proposer",
+    "full_rewrite_proposer",
+]
 
 DEFAULT_MAX_SOLUTION_LENGTH = 60000
 
@@ -133,3 +144,43 @@ class FullRewriteProposer(_ChildChecks, BaseProposer):
 
     async def propose(self, prompt: Prompt, parent: Program | None, llm: LLM) -> Proposal:
         return self._rewrite(parent, await llm.generate(prompt))
+
+
+class DiffProposerConfig(StrictModel):
+    #: ``true``: SEARCH/REPLACE edits; ``false``: the model rewrites the whole program.
+    diff_based: bool = True
+    #: Accept a fenced full program when a diff answer has no SEARCH/REPLACE block.
+    allow_full_rewrite: bool = True
+    #: Apply the SEARCH/REPLACE blocks that match and skip the others (OpenEvolve); ``false``
+    #: rejects a diff with any unmatched block.
+    allow_partial_diff: bool = False
+    max_solution_length: int = Field(60000, ge=100)
+
+
+class RewriteProposerConfig(StrictModel):
+    max_solution_length: int = Field(60000, ge=100)
+
+
+@block(
+    "diff",
+    "One LLM call; SEARCH/REPLACE edits applied by whole-line matching, with an optional "
+    "full-rewrite fallback; no-op, syntax and length checks.",
+)
+def diff_proposer(config: DiffProposerConfig, *, task: TaskInfo) -> BaseProposer:
+    if not config.diff_based:
+        return FullRewriteProposer(config.max_solution_length, language=task.language)
+    return DiffProposer(
+        allow_full_rewrite=config.allow_full_rewrite,
+        max_solution_length=config.max_solution_length,
+        language=task.language,
+        allow_partial_diff=config.allow_partial_diff,
+    )
+
+
+@block(
+    "full_rewrite",
+    "One LLM call answering the whole program (first language fence); no-op, syntax and "
+    "length checks.",
+)
+def full_rewrite_proposer(config: RewriteProposerConfig, *, task: TaskInfo) -> BaseProposer:
+    return FullRewriteProposer(config.max_solution_length, language=task.language)

@@ -22,6 +22,9 @@ Hook contract (the controller is the only caller):
 - Hooks may mutate only their own block's state (and, for island blocks, the population's
   structure through its own methods); everything must round-trip through ``state_dict``.
 - ``parallel_ok = False`` on any block makes the scaffold's iterations sequential.
+- ``unsupported_loop`` names the loop options (:class:`~harness.core.config.LoopConfig` fields,
+  or a tuple of them that must all be on) a block cannot run with, and why; ``check`` refuses
+  such a composition before the run starts.
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ class Block:
 
     #: Whether iterations may overlap while this block is part of the scaffold.
     parallel_ok: ClassVar[bool] = True
+    #: Loop options this block cannot run with (an option, or options all on) → why.
+    unsupported_loop: ClassVar[Mapping[str | tuple[str, ...], str]] = {}
 
     async def start_iteration(self, step: Step) -> None:
         """Runs before the iteration's first ``select`` (iteration 0: before the seed)."""

@@ -68,7 +68,8 @@ class LoopConfig(StrictModel):
     """Scaffold-level control flow: how the one loop treats a method's attempts.
 
     These are the method's semantics (set by its composition), not tuning knobs; a user's own
-    composition may set them like any block.
+    composition may set them like any block.  A block that cannot run with an option says so
+    (its ``unsupported_loop``) and the composition is refused before the run starts.
     """
 
     #: Run ``select`` before every attempt instead of once per iteration (AdaEvolve).

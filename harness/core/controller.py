@@ -86,6 +86,7 @@ from harness.core.records import (
     Event,
     IterationOutcome,
     Program,
+    Proposal,
     Selection,
 )
 from harness.core.rng import make_rng, rng_from_state, rng_state
@@ -93,7 +94,19 @@ from harness.core.scaffold import Scaffold
 from harness.core.scoring import Objective, improves, is_failure
 from harness.core.store import EvaluationRow, IterationCommit, RunRecord, RunStore
 
-__all__ = ["Controller", "Progress", "RunSummary", "program_id"]
+__all__ = ["AttemptResult", "Controller", "Progress", "RunSummary", "program_id"]
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    """One attempt's end: the child it made, or why it failed (shown to the next attempt)."""
+
+    child: Program | None = None
+    failure: Attempt | None = None
+    #: Its evaluation, if it got that far.
+    result: EvalResult | None = None
+    #: No further attempt in this iteration (an LLM error, a spent budget).
+    stop: bool = False
 
 
 @dataclass(frozen=True)
@@ -361,24 +374,12 @@ class Controller:
         spent: BudgetExhausted | None = None
         try:
             while (queue and spent is None and not self._stop) or in_flight:
-                while queue and spent is None and not self._stop and len(in_flight) < limit:
-                    try:
-                        self.meter.check()
-                    except BudgetExhausted as exc:
-                        spent = exc
-                        break
-                    in_flight.add(asyncio.create_task(self._one_iteration(queue.pop(0))))
+                if spent is None:
+                    spent = self._start(queue, in_flight, limit)
                 if not in_flight:
                     break
                 done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:  # several may fail at once (one engine outage): see them all
-                    if not task.cancelled():
-                        task.exception()
-                for task in done:
-                    try:
-                        task.result()  # re-raise infrastructure errors
-                    except BudgetExhausted as exc:
-                        spent = spent or exc
+                spent = spent or _finished(done)
         finally:
             for task in in_flight:
                 task.cancel()
@@ -387,14 +388,41 @@ class Controller:
         if spent is not None:
             raise spent
 
+    def _start(
+        self, queue: list[int], in_flight: set[asyncio.Task[None]], limit: int
+    ) -> BudgetExhausted | None:
+        """Start the next iterations of ``queue`` while fewer than ``limit`` are in flight;
+        the meter's refusal when the budget is spent."""
+        while queue and not self._stop and len(in_flight) < limit:
+            try:
+                self.meter.check()
+            except BudgetExhausted as exc:
+                return exc
+            in_flight.add(asyncio.create_task(self._one_iteration(queue.pop(0))))
+        return None
+
     async def _one_iteration(self, iteration: int) -> None:
         started = time.monotonic()
         buffer = IterationBuffer(iteration)
+        outcome = await self._run_iteration(buffer)
+        # Committed even when the budget ran out midway: its calls are paid for and counted.
+        ok = outcome is not None and outcome.child is not None
+        self._track_done(iteration, outcome, buffer, ok)
+        self._commit(buffer, "ok" if ok else "failed", started)
+        if buffer.budget_spent is not None:
+            raise buffer.budget_spent
+        if outcome is not None:
+            self._count_infra_failure(outcome)
+        self._check_evaluator_streak()
+
+    async def _run_iteration(self, buffer: IterationBuffer) -> IterationOutcome | None:
+        """Hooks, attempts, admission and ``observe`` of one iteration (``None``: the budget
+        ran out before its attempts)."""
         step = self._step(buffer)
         outcome: IterationOutcome | None = None
         try:
             await self._hooks("start_iteration", step)
-            outcome = await self._attempts(iteration, buffer, step.llm)
+            outcome = await self._attempts(buffer.iteration, buffer, step)
             if outcome.child is not None:
                 admitted = self._admit(outcome.child, buffer)
                 outcome = dataclasses.replace(outcome, admitted=admitted)
@@ -406,8 +434,13 @@ class Controller:
             buffer.budget_spent = buffer.budget_spent or exc
             if outcome is None:
                 buffer.event("iteration_failed", attempts=0, reason="budget_exhausted")
-        # Committed even when the budget ran out midway: its calls are paid for and counted.
-        ok = outcome is not None and outcome.child is not None
+        return outcome
+
+    def _track_done(
+        self, iteration: int, outcome: IterationOutcome | None, buffer: IterationBuffer, ok: bool
+    ) -> None:
+        """An iteration at the end of the run that got no proposal stays not done (a resume
+        runs it again); any other is done, and so are earlier ones left without a proposal."""
         no_proposal = "" if ok or buffer.programs else _no_proposal(outcome, buffer)
         last_done = max((i for i in self._done if i not in self._undone), default=0)
         if no_proposal and iteration > last_done:
@@ -416,12 +449,6 @@ class Controller:
         else:  # this one is done: earlier iterations without a proposal are plain failures
             self._done.update(i for i in self._undone if i < iteration)
             self._undone = {i: why for i, why in self._undone.items() if i > iteration}
-        self._commit(buffer, "ok" if ok else "failed", started)
-        if buffer.budget_spent is not None:
-            raise buffer.budget_spent
-        if outcome is not None:
-            self._count_infra_failure(outcome)
-        self._check_evaluator_streak()
 
     def _count_infra_failure(self, outcome: IterationOutcome) -> None:
         """Stop the run when the same infrastructure cause failed too many iterations in a row."""
@@ -498,118 +525,144 @@ class Controller:
         self.scaffold.memory.observe(outcome)
 
     async def _attempts(
-        self, iteration: int, buffer: IterationBuffer, llm: LLM
+        self, iteration: int, buffer: IterationBuffer, step: IterationStep
     ) -> IterationOutcome:
-        scaffold = self.scaffold
-        attempts: list[Attempt] = []
+        """Up to ``general.inner_retry_times`` attempts, until one makes a child; selection once,
+        or before every attempt with ``loop.resample_each_attempt``."""
+        failures: list[Attempt] = []
         selection: Selection | None = None
-        result = None
+        result: EvalResult | None = None
         used = 0
         for index in range(self.general.inner_retry_times):
             used = index + 1
             buffer.attempt = index
-            if selection is None or scaffold.resample_each_attempt:
-                selection = scaffold.selection.select(scaffold.population, iteration)
-                buffer.event("select", attempt=index, **_describe(selection))
-            context = self._prompt_context(iteration, attempts, selection)
-            prompt = scaffold.prompt_builder.build(selection, context)
-            try:
-                proposal = await scaffold.proposer.propose(prompt, selection.parent, llm)
-            except LLMError as exc:
-                attempts.append(Attempt(index, "llm", str(exc)))
-                buffer.event("attempt", attempt=index, outcome="llm_error", error=str(exc))
-                if scaffold.loop.retry_llm_errors:
-                    continue
+            if selection is None or self.scaffold.resample_each_attempt:
+                selection = await self._select(index, buffer, step)
+            tried = await self._attempt(index, selection, failures, buffer, step.llm)
+            result = tried.result if tried.result is not None else result
+            if tried.child is not None:
+                return IterationOutcome(
+                    iteration, selection, tried.child, tuple(failures), result, False, used
+                )
+            if tried.failure is not None:
+                failures.append(tried.failure)
+            if tried.stop:
                 break
-            except BudgetExhausted as exc:  # ends the iteration like an LLM error, then the run
-                attempts.append(Attempt(index, "llm", str(exc)))
-                buffer.event("attempt", attempt=index, outcome="budget_exhausted", error=str(exc))
-                buffer.budget_spent = exc
-                break
-            if not proposal.ok:
-                attempts.append(
-                    Attempt(index, "propose", proposal.error, response=proposal.response[-4000:])
-                )
-                buffer.event(
-                    "attempt", attempt=index, outcome="proposal_rejected", error=proposal.error
-                )
-                continue
-            code = proposal.code or ""
-            pid = program_id(iteration)
-            result = await scaffold.evaluator.evaluate(code, program_id=pid, iteration=iteration)
-            self.evaluations += 1
-            self._count_evaluator_fault(result)
-            failed = result.status != "ok" or is_failure(result.metrics, result.artifacts)
-            if not failed and (missing := self.objective.missing(result.metrics)):
-                artifacts = {**result.artifacts, "error": missing}
-                result = dataclasses.replace(result, status="invalid", artifacts=artifacts)
-                failed = True
-            buffer.evaluations.append(EvaluationRow(iteration, index, pid, result, code=code))
-            _note_faults(buffer, index, result)
-            # From scratch (empty population, no parent) the reference applies no failure
-            # check: the first evaluated program is admitted whatever its result.
-            from_scratch = selection.parent is None and len(scaffold.population) == 0
-            admit_anyway = from_scratch or scaffold.loop.admit_failed_evaluations
-            if failed and not admit_anyway:
-                attempts.append(
-                    Attempt(
-                        index,
-                        "evaluate",
-                        result.error or result.status,
-                        code=code,
-                        traceback=str(result.artifacts.get("traceback", "")),
-                        metrics=dict(result.metrics),
-                    )
-                )
-                buffer.event(
-                    "attempt",
-                    attempt=index,
-                    outcome="evaluation_failed",
-                    status=result.status,
-                    failed_stage=result.failed_stage,
-                    error=result.error[-500:],
-                )
-                continue
-            parent = selection.parent
-            child = Program(
-                id=pid,
-                code=code,
-                iteration=iteration,
-                metrics=dict(result.metrics),
-                score=self.objective.score(result.metrics),
-                parent_id=parent.id if parent else None,
-                inspiration_ids=tuple(p.id for p in selection.inspirations),
-                parent_label=selection.parent_label,
-                generation=(parent.generation + 1) if parent else 0,
-                language=self.language,
-                changes=proposal.changes,
-                artifacts=dict(result.artifacts),
-                metadata={
-                    **selection.tags,
-                    "parent_score": parent.score if parent else None,
-                    "attempt": index,
-                    # The reference's field names (EvoX strategies may read them).
-                    "changes": proposal.changes,
-                    "parent_metrics": dict(parent.metrics) if parent else None,
-                },
+        return IterationOutcome(iteration, selection, None, tuple(failures), result, False, used)
+
+    async def _select(self, index: int, buffer: IterationBuffer, step: IterationStep) -> Selection:
+        population = ReadOnlyPopulation(self.scaffold.population)
+        selection = await self.scaffold.selection.select(population, step)
+        buffer.event("select", attempt=index, **_describe(selection))
+        return selection
+
+    async def _attempt(
+        self,
+        index: int,
+        selection: Selection,
+        failures: list[Attempt],
+        buffer: IterationBuffer,
+        llm: LLM,
+    ) -> AttemptResult:
+        """One attempt: prompt, propose, evaluate, and the child it makes or why it failed."""
+        scaffold = self.scaffold
+        context = self._prompt_context(buffer.iteration, failures, selection)
+        prompt = scaffold.prompt_builder.build(selection, context)
+        try:
+            proposal = await scaffold.proposer.propose(prompt, selection.parent, llm)
+        except LLMError as exc:
+            buffer.event("attempt", attempt=index, outcome="llm_error", error=str(exc))
+            stop = not scaffold.loop.retry_llm_errors
+            return AttemptResult(failure=Attempt(index, "llm", str(exc)), stop=stop)
+        except BudgetExhausted as exc:  # ends the iteration like an LLM error, then the run
+            buffer.event("attempt", attempt=index, outcome="budget_exhausted", error=str(exc))
+            buffer.budget_spent = exc
+            return AttemptResult(failure=Attempt(index, "llm", str(exc)), stop=True)
+        if not proposal.ok:
+            buffer.event(
+                "attempt", attempt=index, outcome="proposal_rejected", error=proposal.error
             )
-            if failed:  # admitted anyway: from scratch, or the scaffold admits failures
-                buffer.event(
-                    "attempt",
-                    attempt=index,
-                    outcome="ok",
-                    score=child.score,
-                    from_scratch=from_scratch,
-                    status=result.status,
-                    failed=True,
-                    error=result.error[-500:],
-                )
-            else:
-                buffer.event("attempt", attempt=index, outcome="ok", score=child.score)
-            return IterationOutcome(
-                iteration, selection, child, tuple(attempts), result, False, used
+            response = proposal.response[-4000:]
+            return AttemptResult(
+                failure=Attempt(index, "propose", proposal.error, response=response)
             )
-        return IterationOutcome(iteration, selection, None, tuple(attempts), result, False, used)
+        code = proposal.code or ""
+        result, failed = await self._evaluate(code, index, buffer)
+        # From scratch (empty population, no parent) the reference applies no failure check:
+        # the first evaluated program is admitted whatever its result.
+        from_scratch = selection.parent is None and len(scaffold.population) == 0
+        if failed and not (from_scratch or scaffold.loop.admit_failed_evaluations):
+            return AttemptResult(
+                failure=_evaluation_failed(index, code, result, buffer), result=result
+            )
+        child = self.child_of(selection, proposal, result, buffer.iteration, index)
+        if failed:  # admitted anyway: from scratch, or the scaffold admits failures
+            buffer.event(
+                "attempt",
+                attempt=index,
+                outcome="ok",
+                score=child.score,
+                from_scratch=from_scratch,
+                status=result.status,
+                failed=True,
+                error=result.error[-500:],
+            )
+        else:
+            buffer.event("attempt", attempt=index, outcome="ok", score=child.score)
+        return AttemptResult(child=child, result=result)
+
+    async def _evaluate(
+        self, code: str, index: int, buffer: IterationBuffer
+    ) -> tuple[EvalResult, bool]:
+        """A candidate's evaluation, recorded, and whether it failed (the failure predicate,
+        or a result without the objective)."""
+        iteration = buffer.iteration
+        pid = program_id(iteration)
+        result = await self.scaffold.evaluator.evaluate(code, program_id=pid, iteration=iteration)
+        self.evaluations += 1
+        self._count_evaluator_fault(result)
+        failed = result.status != "ok" or is_failure(result.metrics, result.artifacts)
+        if not failed and (missing := self.objective.missing(result.metrics)):
+            artifacts = {**result.artifacts, "error": missing}
+            result = dataclasses.replace(result, status="invalid", artifacts=artifacts)
+            failed = True
+        buffer.evaluations.append(EvaluationRow(iteration, index, pid, result, code=code))
+        _note_faults(buffer, index, result)
+        return result, failed
+
+    def child_of(
+        self,
+        selection: Selection,
+        proposal: Proposal,
+        result: EvalResult,
+        iteration: int,
+        attempt: int,
+    ) -> Program:
+        """The program an attempt made: its parent and context from ``selection`` (whose tags go
+        into its metadata), its code from ``proposal``, its metrics from ``result``."""
+        parent = selection.parent
+        return Program(
+            id=program_id(iteration),
+            code=proposal.code or "",
+            iteration=iteration,
+            metrics=dict(result.metrics),
+            score=self.objective.score(result.metrics),
+            parent_id=parent.id if parent else None,
+            inspiration_ids=tuple(p.id for p in selection.inspirations),
+            parent_label=selection.parent_label,
+            generation=(parent.generation + 1) if parent else 0,
+            language=self.language,
+            changes=proposal.changes,
+            artifacts=dict(result.artifacts),
+            metadata={
+                **selection.tags,
+                "parent_score": parent.score if parent else None,
+                "attempt": attempt,
+                # The reference's field names (EvoX strategies may read them).
+                "changes": proposal.changes,
+                "parent_metrics": dict(parent.metrics) if parent else None,
+            },
+        )
 
     def _prompt_context(
         self, iteration: int, attempts: list[Attempt], selection: Selection
@@ -716,6 +769,43 @@ class Controller:
                     cost=self.meter.cost,
                 )
             )
+
+
+def _evaluation_failed(
+    index: int, code: str, result: EvalResult, buffer: IterationBuffer
+) -> Attempt:
+    """The failed attempt an evaluation made (shown to the next attempt's prompt)."""
+    buffer.event(
+        "attempt",
+        attempt=index,
+        outcome="evaluation_failed",
+        status=result.status,
+        failed_stage=result.failed_stage,
+        error=result.error[-500:],
+    )
+    return Attempt(
+        index,
+        "evaluate",
+        result.error or result.status,
+        code=code,
+        traceback=str(result.artifacts.get("traceback", "")),
+        metrics=dict(result.metrics),
+    )
+
+
+def _finished(done: Iterable[asyncio.Task[None]]) -> BudgetExhausted | None:
+    """The first spent budget among finished iterations; any other error is raised."""
+    done = list(done)
+    for task in done:  # several may fail at once (one engine outage): see them all
+        if not task.cancelled():
+            task.exception()
+    spent: BudgetExhausted | None = None
+    for task in done:
+        try:
+            task.result()  # re-raise infrastructure errors
+        except BudgetExhausted as exc:
+            spent = spent or exc
+    return spent
 
 
 def _note_faults(buffer: IterationBuffer, attempt: int, result: EvalResult) -> None:

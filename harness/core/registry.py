@@ -1,7 +1,8 @@
 """The catalog of named blocks and scaffolds, and the one function that turns config into objects.
 
-- Blocks: ``harness.components.blocks.BLOCKS`` (the reusable ones) plus the ``BLOCKS`` of every
-  scaffold package that defines some (a scaffold folder holds only what it adds).
+- Blocks: ``harness.components.BLOCKS`` (the reusable ones) plus the ``BLOCKS`` of every
+  scaffold package that defines some (a scaffold folder holds only what it adds); each is a
+  class or function named with :func:`~harness.core.blocks.block`.
 - Scaffolds: each folder under ``scaffolds/`` with a ``config.yaml`` is a scaffold; that file is
   its *composition*: ``blocks`` (one named block per slot), optionally ``loop`` (control flow),
   and defaults for any config key.  A user's composition file has the same format (plus an
@@ -111,13 +112,13 @@ def list_scaffolds() -> list[str]:
 @functools.cache
 def block_catalog() -> Mapping[str, Mapping[str, BlockSpec]]:
     """Every named block by slot (``harness.components`` and the scaffold packages)."""
-    modules = ["harness.components.blocks"]
+    modules = ["harness.components"]
     modules += [f"scaffolds.{name}" for name in list_scaffolds()]
-    specs: list[BlockSpec] = []
+    blocks: list[Any] = []
     for module_name in modules:
         module = importlib.import_module(module_name)
-        specs.extend(getattr(module, "BLOCKS", ()))
-    return index(specs)
+        blocks.extend(getattr(module, "BLOCKS", ()))
+    return index(blocks)
 
 
 def list_blocks() -> list[BlockSpec]:
@@ -190,9 +191,11 @@ def validate_stored(config: Mapping[str, Any], *, source: str) -> RunConfig:
     composition = _composition(config.get("blocks"), source)
     model = config_model(composition)
     try:
-        return model.model_validate(dict(config))
+        validated = model.model_validate(dict(config))
     except ValidationError as exc:
         raise ConfigError(f"{source}: {format_validation_error(exc, model)}") from exc
+    check(validated.blocks, block_catalog(), validated.loop)
+    return validated
 
 
 def load_config(
@@ -272,6 +275,7 @@ def load_config(
             below = deep_merge(below, layer)
         below["scaffold"] = spec.name
         validate_config(model, below, source=layers[:kept])
+    check(config.blocks, block_catalog(), config.loop)  # the loop options the blocks refuse
     return spec, config
 
 

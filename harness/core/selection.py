@@ -2,9 +2,11 @@
 
 Contract:
 
-- ``select(population, iteration)`` is called by the controller once per iteration (once per
-  attempt for scaffolds that resample), before the prompt is built.  It reads the population
-  and may update only the policy's own state (counters, its RNG).
+- ``await select(population, step)`` is called by the controller once per iteration (once per
+  attempt with ``loop.resample_each_attempt``), after the ``start_iteration`` hooks and before
+  the prompt is built.  It reads the population (a read-only view) and may update only the
+  policy's own state (counters, its RNG).  It may await (EvoX's strategy answers it from a
+  container) and record events (``step.event``).
 - ``observe(outcome)`` is called once per iteration after admission, with the child (or
   ``None`` when every attempt failed).  Budget counters that depend on the outcome live here.
 - Randomness comes only from the ``rng`` the scaffold builder passes in (seeded from the run
@@ -12,8 +14,8 @@ Contract:
 - ``state_dict``/``load_state_dict`` must capture everything, RNG state included, so that a
   resumed run continues exactly.
 - ``Selection.tags`` (island, mode, …) travel with the child to admission, in its metadata.
-- Policies that need another block (an island population, a paradigm memory) receive it when
-  they are built and declare the need in their block spec (see :mod:`harness.core.blocks`).
+- Policies that need another block (an island population, a paradigm memory) take it as a
+  typed constructor parameter (see :mod:`harness.core.blocks`).
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
-from harness.core.block import Block
-from harness.core.population import BasePopulation
+from harness.core.block import Block, Step
+from harness.core.population import PopulationView
 from harness.core.records import IterationOutcome, Selection
 from harness.core.rng import rng_from_state, rng_state
 
@@ -36,8 +38,8 @@ class BaseSelectionPolicy(Block, ABC):
         self.rng = rng
 
     @abstractmethod
-    def select(self, population: BasePopulation, iteration: int) -> Selection:
-        """Return the parent and inspirations for the next attempt."""
+    async def select(self, population: PopulationView, step: Step) -> Selection:
+        """Return the parent and inspirations for the next attempt of ``step.iteration``."""
 
     def observe(self, outcome: IterationOutcome) -> None:  # noqa: B027 - optional hook
         """Called after each iteration with its outcome."""

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import Field
 
 from harness.core.block import Step
+from harness.core.blocks import block
 from harness.core.errors import LLMError
 from harness.core.memory import BaseMemory
 from harness.core.records import IterationOutcome, Selection, TaskInfo
@@ -45,6 +46,11 @@ class ParadigmMemoryConfig(StrictModel):
     paradigm_generation_attempts: int = Field(3, ge=1, le=10)
 
 
+@block(
+    "adaevolve_paradigms",
+    "Global-improvement window; on stagnation a guide-model call for breakthrough ideas, each "
+    "used a bounded number of times, with a tried-idea history.",
+)
 class ParadigmMemory(BaseMemory):
     parallel_ok = False
 

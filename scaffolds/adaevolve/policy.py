@@ -21,7 +21,8 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from harness.core.block import Step
-from harness.core.population import BasePopulation
+from harness.core.blocks import block
+from harness.core.population import PopulationView
 from harness.core.records import IterationOutcome, Program, Selection
 from harness.core.rng import rng_from_state, rng_state
 from harness.core.selection import BaseSelectionPolicy
@@ -83,6 +84,11 @@ class AdaEvolvePolicyConfig(StrictModel):
         return self
 
 
+@block(
+    "adaevolve_adaptive",
+    "G-signal intensity splits explore/exploit/balanced parents on the UCB-chosen island; ring "
+    "migration and island spawning on low global productivity.",
+)
 class AdaEvolvePolicy(BaseSelectionPolicy):
     parallel_ok = False
 
@@ -112,7 +118,7 @@ class AdaEvolvePolicy(BaseSelectionPolicy):
             return self.bandit.states[island].intensity()
         return self.config.fixed_intensity
 
-    def select(self, population: BasePopulation, iteration: int) -> Selection:
+    async def select(self, population: PopulationView, step: Step) -> Selection:
         pop = self.population
         self._match_islands()
         island = self.current_island

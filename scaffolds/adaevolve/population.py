@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import Field
 
+from harness.core.blocks import block
 from harness.core.population import BasePopulation
 from harness.core.records import Program
 from harness.core.validation import StrictModel
@@ -59,6 +60,11 @@ class ArchipelagoConfig(StrictModel):
     migration_count: int = Field(5, ge=0)
 
 
+@block(
+    "adaevolve_archipelago",
+    "Islands of quality-diversity archives: k-NN code-distance novelty, protected elites, "
+    "crowding admission against the most similar member; genealogy for siblings.",
+)
 class AdaEvolveArchipelago(BasePopulation):
     parallel_ok = False
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from harness.components.prompt import format_value, outcome, previous_attempts, tail
+from harness.core.blocks import block
 from harness.core.prompt import BasePromptBuilder, PromptContext
 from harness.core.records import Program, Prompt, Selection
 from harness.core.validation import StrictModel
@@ -42,6 +43,11 @@ class AdaEvolvePromptConfig(StrictModel):
     max_error_chars: int = Field(2000, ge=0)
 
 
+@block(
+    "adaevolve",
+    "AdaEvolve's diff prompt: search guidance (feedback, paradigm, siblings, retry error) after "
+    "the current program, EXPLORE/EXPLOIT parent labels.",
+)
 class AdaEvolvePromptBuilder(BasePromptBuilder):
     def __init__(
         self, config: AdaEvolvePromptConfig, population: AdaEvolveArchipelago | None

@@ -12,8 +12,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from harness.core.validation import StrictModel
-from harness.evox.sandbox import ContainerLimits
-from harness.evox.valid import ValidConfig
+from scaffolds.evox.factory import ContainerLimits
+from scaffolds.evox.valid import ValidConfig
 
 __all__ = [
     "ContainerSection",

@@ -8,20 +8,22 @@ Hooks (see :mod:`harness.core.block`):
   generic texts when it fails; the result is an event and part of the state, never regenerated
   on resume.
 
-- ``start_iteration``: once per process the chain is made ready (after a resume the active and
-  fallback strategies are recreated and their call logs replayed; on a fresh run the window of
-  the seed strategy opens at the seed's score); then the active strategy is fed any member it
-  has not seen, in iteration order.  The selection block (``evolved_strategy_sampler``) then
-  asks the chain for this iteration's parent and context.
-- ``end_iteration``: the admitted child is ``add``-ed to the active strategy; the best score is
+- ``start_iteration``: once per process the deployed strategy (the ``evolved_strategy_sampler``
+  this memory gets) is made ready (after a resume its strategies are recreated and their call
+  logs replayed; on a fresh run the window of the seed strategy opens at the seed's score);
+  then the active strategy is fed any member it has not seen, in iteration order.  The
+  sampler's ``select`` then asks the chain for this iteration's parent and context.
+- ``end_iteration``: a pending strategy that failed at run time (in ``select``) is dropped,
+  never scored; the admitted child is ``add``-ed to the active strategy; the best score is
   recorded in the scoring window; the stagnation counter steps (not after the last iteration);
   when it fires, the pending strategy is scored into the history — the seed strategy on the
-  first trigger — and the meta-LLM rewrites the argmax-J strategy.  After the last iteration
-  the pending strategy is scored and the strategy sandboxes are closed.
+  first trigger — and the meta-LLM rewrites the argmax-J strategy, which the sampler's chain
+  then deploys.  After the last iteration the pending strategy is scored and the strategy
+  sandboxes are closed.
 
-State (``state_dict``): the history's records and RNG, the chain (active and fallback sources
-with their call logs, the seed's order and RNG), the pending record, the scoring window, the
-stagnation counter and the candidate counter; containers are recreated and logs replayed.
+State (``state_dict``): the history's records and RNG, the pending record, the scoring window,
+the stagnation counter, the candidate counter and the label texts (the chain is the sampler's
+state).
 """
 
 from __future__ import annotations
@@ -31,28 +33,33 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness.core.block import Step
-from harness.core.errors import StrategyError
+from harness.core.blocks import block
+from harness.core.config import GeneralConfig
 from harness.core.memory import BaseMemory
-from harness.core.population import BasePopulation
-from harness.core.records import IterationOutcome, Program
-from harness.evox.chain import StrategyChain
-from harness.evox.descriptor import describe_population, describe_window
-from harness.evox.evolver import Rewrite, StrategyEvolver
-from harness.evox.guide import generate_operators
-from harness.evox.history import StrategyHistory, StrategyRecord
-from harness.evox.records import Labels
-from harness.evox.scoring import Stagnation, WindowScorer
-from harness.evox.seed import seed_source
-from harness.evox.strategies import SEED_ID, Strategy
+from harness.core.records import IterationOutcome, Program, TaskInfo
+from harness.core.rng import make_rng
+from scaffolds.evox.chain import StrategyChain
+from scaffolds.evox.config import StrategyHistoryConfig
+from scaffolds.evox.descriptor import describe_population, describe_window
+from scaffolds.evox.evolver import Rewrite, StrategyEvolver
+from scaffolds.evox.guide import generate_operators
+from scaffolds.evox.history import StrategyHistory, StrategyRecord
+from scaffolds.evox.labels import DEFAULT_DIVERGE, DEFAULT_REFINE
+from scaffolds.evox.policy import EvolvedStrategySampler
+from scaffolds.evox.population import StrategyStore
+from scaffolds.evox.records import Labels
+from scaffolds.evox.scoring import Stagnation, WindowScorer, switch_interval
+from scaffolds.evox.seed import seed_source
+from scaffolds.evox.strategies import SEED_ID
+from strategy_tests import validate
 
 __all__ = ["EvoxMemory", "EvoxState"]
 
 
 @dataclass
 class EvoxState:
-    """Everything besides the history that EvoX keeps between iterations."""
+    """Everything besides the history and the chain that EvoX keeps between iterations."""
 
-    chain: StrategyChain
     evolver: StrategyEvolver
     interval: int
     threshold: float
@@ -67,25 +74,66 @@ class EvoxState:
     pending: StrategyRecord | None = None
     failures: int = 0
     ready: bool = False
-    restored: Mapping[str, Any] | None = None
+    restored: bool = False
 
     def __post_init__(self) -> None:
         self.stagnation = Stagnation(self.interval, self.threshold)
 
 
+def labels_of(config: StrategyHistoryConfig) -> Labels:
+    """The DIVERGE/REFINE texts the config asks for (none with ``use_labels: false``)."""
+    if not config.use_labels:
+        return Labels("", "")
+    return Labels(config.diverge_label or DEFAULT_DIVERGE, config.refine_label or DEFAULT_REFINE)
+
+
+@block(
+    "strategy_history",
+    "EvoX's strategy history: J-scored strategies, the fallback chain, the stagnation trigger "
+    "and meta-LLM rewrites gated by the pre-filter and Valid(.).",
+)
 class EvoxMemory(BaseMemory):
     parallel_ok = False
 
     def __init__(
-        self, history: StrategyHistory, state: EvoxState, population: BasePopulation
+        self,
+        config: StrategyHistoryConfig,
+        *,
+        population: StrategyStore,
+        selection_policy: EvolvedStrategySampler,
+        task: TaskInfo,
+        general: GeneralConfig,
+        seed: int,
     ) -> None:
-        self.history = history
-        self.state = state
         self.population = population
+        self.sampler = selection_policy
+        labels = labels_of(config)
+        selection_policy.chain.labels = labels
+        self.history = StrategyHistory(make_rng(seed, "memory"), context_size=config.meta_context)
+        evolver = StrategyEvolver(
+            factory=selection_policy.factory,
+            history=self.history,
+            labels=labels,
+            run_seed=seed,
+            limits=selection_policy.limits,
+            valid=config.validation.config(seed=seed),
+            validate=validate,
+            retries=config.generation_retries,
+            use_prefilter=config.prefilter,
+            use_insight=config.use_llm_stats_insight,
+        )
+        self.state = EvoxState(
+            evolver=evolver,
+            interval=switch_interval(general.max_iterations, config.switch_interval),
+            threshold=config.improvement_threshold,
+            task=task.description,
+            task_context=task.model_context or task.description,
+            generate_operators=config.use_labels and config.auto_generate_variation_operators,
+        )
 
     @property
     def chain(self) -> StrategyChain:
-        return self.state.chain
+        return self.sampler.chain
 
     def _members(self) -> list[Program]:
         return sorted(self.population.programs(), key=lambda p: p.iteration)
@@ -104,7 +152,7 @@ class EvoxMemory(BaseMemory):
             return
         # Members the strategy has not seen yet (the seed program of iteration 0, or after a
         # resume) go in first, in iteration order.
-        await self.chain.add(self._members(), self.population, step.iteration, step.event)
+        await self.sampler.feed(self._members(), step)
         self.drop_broken_pending(step)
 
     async def end_iteration(self, step: Step, outcome: IterationOutcome) -> None:
@@ -112,8 +160,9 @@ class EvoxMemory(BaseMemory):
         if iteration == 0:
             return
         st = self.state
+        self.drop_broken_pending(step)  # a strategy that failed in this iteration's select
         if outcome.admitted and outcome.child is not None:
-            await st.chain.add([outcome.child], self.population, iteration, step.event)
+            await self.sampler.feed([outcome.child], step)
             self.drop_broken_pending(step)
         best = self._best()
         st.scorer.record_step(best)
@@ -121,14 +170,14 @@ class EvoxMemory(BaseMemory):
             await self._evolve(step)
         if iteration >= step.max_iterations:
             self._finalize(step)
-            await st.chain.close()
+            await self.chain.close()
 
     async def _operators(self, step: Step) -> None:
         """Once per run: the guide model's DIVERGE/REFINE texts (kept on resume)."""
         st = self.state
         if st.operators:
             return
-        generic = st.chain.labels
+        generic = self.chain.labels
         if st.generate_operators:
             outcome = await generate_operators(step.llm, st.task_context, generic)
             labels, st.operators, error = outcome.labels, outcome.source, outcome.error
@@ -144,7 +193,7 @@ class EvoxMemory(BaseMemory):
         )
 
     def _use_labels(self, labels: Labels) -> None:
-        self.state.chain.labels = labels
+        self.chain.labels = labels
         self.state.evolver.labels = labels
 
     # -- strategy lifecycle ----------------------------------------------------------------------
@@ -153,16 +202,16 @@ class EvoxMemory(BaseMemory):
         if st.ready:
             return
         st.ready = True
-        if st.restored is not None:
-            await self._revive(st.restored, step)
-            st.restored = None
+        await self.sampler.ready(step)
+        if st.restored:
+            st.restored = False
         elif st.scorer.start_score is None:
             st.scorer.reset(self._best())  # the window of the seed strategy opens at run start
 
     def drop_broken_pending(self, step: Step) -> None:
         """Forget the pending record of a strategy that failed at run time (never scored)."""
         st = self.state
-        if st.pending is not None and st.pending.id in st.chain.broken:
+        if st.pending is not None and st.pending.id in self.chain.broken:
             step.event(
                 "strategy_unscored",
                 iteration=step.iteration,
@@ -196,7 +245,7 @@ class EvoxMemory(BaseMemory):
             iteration=iteration,
             interval=st.interval,
             best=self._best(),
-            active=st.chain.active.id,
+            active=self.chain.active.id,
         )
         if len(self.history) == 0:
             st.pending = StrategyRecord(SEED_ID, seed_source(), deployed_iteration=0)
@@ -221,32 +270,23 @@ class EvoxMemory(BaseMemory):
             st.failures += 1
             return
         strategy, parent_id = result
-        await st.chain.switch(strategy, iteration, step.event)
+        await self.chain.switch(strategy, iteration, step.event)
         st.pending = st.evolver.record(strategy, parent_id, iteration, state)
         st.scorer.reset(self._best(), start_iteration=iteration)
 
     # -- resume ----------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         st = self.state
-        chain = st.chain
         return {
             **self.history.state_dict(),
             "evox": {
-                "seed": chain.seed.state_dict(),
-                "active": chain.active.state_dict() if chain.active is not chain.seed else None,
-                "fallback": None
-                if chain.fallback is None
-                else (
-                    {"id": SEED_ID} if chain.fallback is chain.seed else chain.fallback.state_dict()
-                ),
-                "broken": list(chain.broken),
                 "pending": asdict(st.pending) if st.pending else None,
                 "scorer": st.scorer.state_dict(),
                 "stagnation": st.stagnation.state_dict(),
                 "generated": st.evolver.generated,
                 "failures": st.failures,
                 "operators": st.operators,
-                "labels": st.chain.labels.as_dict(),
+                "labels": self.chain.labels.as_dict(),
                 "summaries": dict(st.evolver.summaries),
             },
         }
@@ -255,8 +295,8 @@ class EvoxMemory(BaseMemory):
         self.history.load_state_dict(state)
         extra = state["evox"]
         st = self.state
-        st.chain.seed.load_state_dict(extra["seed"])
-        st.chain.broken = list(extra.get("broken") or [])
+        if "seed" in extra:  # a checkpoint from before the chain was the sampler's state
+            self.sampler.load_chain(extra)
         st.pending = StrategyRecord(**extra["pending"]) if extra.get("pending") else None
         st.scorer.load_state_dict(extra["scorer"])
         st.stagnation.load_state_dict(extra["stagnation"])
@@ -266,45 +306,4 @@ class EvoxMemory(BaseMemory):
         if extra.get("labels") is not None:
             self._use_labels(Labels(**extra["labels"]))
         st.evolver.summaries = dict(extra.get("summaries") or {})
-        st.restored, st.ready = extra, False
-
-    async def _revive(self, state: Mapping[str, Any], step: Step) -> None:
-        """Recreate the active and fallback strategies and replay their call logs."""
-        st = self.state
-        programs = step.programs()
-        revived: dict[str, Strategy] = {SEED_ID: st.chain.seed}
-        for key in ("fallback", "active"):
-            desc = state.get(key)
-            if not desc or desc["id"] == SEED_ID:
-                continue
-            strategy = st.evolver.remote(desc["id"], desc["source"], int(desc["seed"]))
-            try:
-                await strategy.boot()
-                await strategy.replay(desc["log"], programs)
-            except StrategyError as exc:
-                step.event(
-                    "strategy_failure",
-                    iteration=-1,
-                    strategy=strategy.id,
-                    op="revive",
-                    error_kind=exc.kind,
-                    error=str(exc)[:1000],
-                )
-                st.chain.broken.append(strategy.id)
-                await strategy.close()
-                continue
-            revived[key] = strategy
-        fallback = state.get("fallback")
-        st.chain.fallback = revived.get("fallback") or (
-            st.chain.seed if fallback and fallback["id"] == SEED_ID else None
-        )
-        st.chain.active = revived.get("active") or st.chain.fallback or st.chain.seed
-        if st.chain.active is st.chain.fallback:
-            st.chain.fallback = None
-        step.event("strategy_revived", iteration=-1, **st.chain.describe())
-
-    async def aclose(self) -> None:
-        """Remove every strategy sandbox (called when the run ends, however it ends)."""
-        st = self.state
-        await st.chain.close()
-        st.evolver.factory.close()
+        st.restored, st.ready = True, False

@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from harness.core.block import Step
+from harness.core.blocks import block
 from harness.core.errors import HarnessError
 from harness.core.population import BasePopulation
 from harness.core.records import IterationOutcome, Program
@@ -87,6 +88,11 @@ def _digest(code: str) -> str:
     return hashlib.blake2b(code.encode(), digest_size=8).hexdigest()
 
 
+@block(
+    "map_elites_islands",
+    "Per-island MAP-Elites grids (one elite per cell), a global elite archive, a population cap "
+    "and lazy ring migration (OpenEvolve's ProgramDatabase).",
+)
 class MapElitesIslandsPopulation(BasePopulation):
     """See the module docstring.  ``rng`` drives the one random step the reference takes here
     (the first pick of the diversity reference set once more programs exist than it holds)."""

@@ -33,11 +33,14 @@ from typing import Any, Protocol
 from pydantic import Field
 
 from harness.components.prompt import DefaultPromptBuilder
+from harness.core.blocks import block
 from harness.core.prompt import BasePromptBuilder, PromptContext
+from harness.core.proposer import BaseProposer
 from harness.core.records import Program, Prompt, Selection
 from harness.core.validation import StrictModel
 from scaffolds.openevolve.features import fitness, numeric_mean
 from scaffolds.openevolve.population import MapElitesIslandsPopulation
+from scaffolds.openevolve.selection import ThreeTierPolicy
 from scaffolds.openevolve.templates import TemplateSet
 
 __all__ = ["OpenEvolvePromptBuilder", "OpenEvolvePromptConfig"]
@@ -419,3 +422,30 @@ def _rank_score(metrics: Mapping[str, Any]) -> float:
         return float(value)
     except (TypeError, ValueError):
         return numeric_mean(metrics)
+
+
+@block(
+    "openevolve_template",
+    "OpenEvolve's prompt, diff or full rewrite as the proposer expects: fitness, feature "
+    "coordinates and focus areas, the parent's execution output, previous attempts, top, diverse "
+    "and inspiration programs of its island, the current program; a folder's template_dir "
+    "templates replace ours.",
+)
+def openevolve_template(
+    config: OpenEvolvePromptConfig,
+    *,
+    population: MapElitesIslandsPopulation,
+    selection_policy: ThreeTierPolicy,
+    proposer: BaseProposer,
+) -> OpenEvolvePromptBuilder:
+    """The card keeps the prompt's sizes under ``selection_policy``: ``num_inspirations``
+    doubles as its ``num_top_programs``, ``num_diverse`` is its ``num_diverse_programs``; full
+    rewrites when the proposer expects whole programs (``diff_based_evolution: false``)."""
+    return OpenEvolvePromptBuilder(
+        config,
+        population,
+        num_top=selection_policy.config.num_inspirations,
+        num_diverse=selection_policy.config.num_diverse,
+        diff_mode=proposer.response_kind != "rewrite",
+        context=selection_policy,
+    )

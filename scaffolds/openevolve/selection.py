@@ -45,7 +45,10 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from harness.core.population import BasePopulation
+from harness.core.block import Step
+from harness.core.blocks import block
+from harness.core.config import GeneralConfig, LoopConfig
+from harness.core.population import PopulationView
 from harness.core.records import Program, Selection
 from harness.core.rng import rng_from_state, rng_state
 from harness.core.selection import BaseSelectionPolicy
@@ -93,6 +96,12 @@ class _Sampled:
 
 
 class ThreeTierPolicy(BaseSelectionPolicy):
+    unsupported_loop = {
+        ("reference_mode", "resample_each_attempt"): "in reference mode it samples each "
+        "iteration once, ahead, on OpenEvolve's schedule, so a later attempt would get the same "
+        "parent again, not a new one"
+    }
+
     def __init__(
         self,
         rng: random.Random,
@@ -116,7 +125,8 @@ class ThreeTierPolicy(BaseSelectionPolicy):
         self._next = 1
         self._worker: random.Random | None = None
 
-    def select(self, population: BasePopulation, iteration: int) -> Selection:
+    async def select(self, population: PopulationView, step: Step) -> Selection:
+        iteration = step.iteration
         if not self.reference_mode or len(self.population) == 0:
             return self._select(iteration, (max(iteration, 1) - 1) % len(self.population.islands))
         self._schedule(iteration)
@@ -356,3 +366,27 @@ class ThreeTierPolicy(BaseSelectionPolicy):
                 if len(found) >= slots:
                     break
         return found
+
+
+@block(
+    "three_tier_explore_exploit",
+    "Round-robin islands; parent by explore / exploit (archive) / fitness-weighted tiers; "
+    "inspirations from the island's best, top, nearby cells and random fill.",
+)
+def three_tier(
+    config: ThreeTierConfig,
+    *,
+    rng: random.Random,
+    population: MapElitesIslandsPopulation,
+    loop: LoopConfig,
+    general: GeneralConfig,
+) -> ThreeTierPolicy:
+    """In reference mode the policy draws from the population's stream (the reference's one
+    global ``random``)."""
+    return ThreeTierPolicy(
+        population.rng if loop.reference_mode else rng,
+        config,
+        population,
+        reference_mode=loop.reference_mode,
+        max_iterations=general.max_iterations,
+    )

@@ -11,7 +11,7 @@ from typing import Any
 from harness.core.records import IterationOutcome, Program
 from scaffolds.adaevolve.policy import AdaEvolvePolicy, AdaEvolvePolicyConfig
 from scaffolds.adaevolve.population import AdaEvolveArchipelago, ArchipelagoConfig
-from tests.fakes import RecordingStep
+from tests.fakes import RecordingStep, select_now
 
 
 def program(pid: str, code: str, score: float, parent: str | None = None, **meta: Any) -> Program:
@@ -72,7 +72,7 @@ def drive(script: dict[str, Any]) -> list[list[Any]]:
         samples = []
         selection = None
         for _ in range(step["samples"]):
-            selection = policy.select(population, i)
+            selection = select_now(policy, population, i)
             assert selection.parent is not None
             samples.append(
                 [

@@ -14,6 +14,7 @@ from scaffolds.adaevolve.archive import Admission, ArchiveWeights, IslandArchive
 from scaffolds.adaevolve.policy import AdaEvolvePolicy
 from scaffolds.adaevolve.population import PRESETS, AdaEvolveArchipelago
 from tests.adaevolve.helpers import end, program, seed_run
+from tests.fakes import select_now
 
 
 def fresh_state() -> AdaptiveState:
@@ -149,7 +150,7 @@ def test_after_the_seed_every_island_starts_at_the_first_improvement_intensity()
     assert [policy.intensity(i) for i in range(3)] == pytest.approx([0.4159114211] * 3, abs=1e-10)
     assert policy.bandit.visits == [1, 0, 0]
     assert policy.bandit.rewards == [1.0, 0.0, 0.0]
-    selection = policy.select(population, 1)
+    selection = select_now(policy, population, 1)
     assert selection.info["island"] == 0
     assert selection.info["intensity"] == pytest.approx(0.4159114211, abs=1e-10)
 
@@ -157,7 +158,7 @@ def test_after_the_seed_every_island_starts_at_the_first_improvement_intensity()
 def add_child(
     population: AdaEvolveArchipelago, policy: AdaEvolvePolicy, iteration: int, score: float
 ) -> IterationOutcome:
-    selection = policy.select(population, iteration)
+    selection = select_now(policy, population, iteration)
     assert selection.parent is not None
     child = program(
         f"p{iteration}",
@@ -234,7 +235,7 @@ def test_fixed_intensity_ablation_ignores_the_signal() -> None:
     population, policy = built()
     policy.config = policy.config.model_copy(update={"use_adaptive_search": False})
     assert policy.intensity(0) == 0.4
-    assert policy.select(population, 1).info["intensity"] == 0.4
+    assert select_now(policy, population, 1).info["intensity"] == 0.4
 
 
 def test_round_robin_and_no_migration_ablations() -> None:

@@ -9,6 +9,11 @@ top layer: nothing imports it).  Edges are imports anywhere in a module
 The offline model is a test double shipped with the product: production code may start it
 (``harness.llm.offline``'s surface) but never reaches its internals (responders, markers,
 fault injection), and scaffolds do not know it exists.
+
+Blocks: the reusable ones (``harness.components``) build on ``core`` alone; a method's own
+blocks and code live in its scaffold folder, which reaches containers only through the sandbox's
+session seam; only the CLI imports a scaffold by name (everything else finds blocks through the
+registry), and ``core`` imports none.
 """
 
 from __future__ import annotations
@@ -149,6 +154,40 @@ def test_scaffolds_do_not_reach_into_private_modules() -> None:
     assert offenders == []
 
 
+def test_reusable_blocks_build_on_core_alone() -> None:
+    assert package_graph()["harness.components"] <= {"harness.core", "harness.diffs"}
+
+
+def test_only_the_cli_imports_a_scaffold() -> None:
+    """The rest of ``harness`` finds blocks through the registry (``importlib``)."""
+    graph = package_graph()
+    importers = {src for src, dsts in graph.items() if "scaffolds" in dsts}
+    assert importers <= {"harness.cli"}
+
+
+#: What of the sandbox a scaffold may use: the session seam (long-lived servers such as EvoX
+#: strategies, served by the run's Runtime), its limits record and its usage meter.
+SANDBOX_SEAM = {
+    "harness.sandbox",
+    "harness.sandbox.sessions",
+    "harness.sandbox.protocol",
+    "harness.sandbox.usage",
+}
+
+
+def test_scaffolds_reach_the_sandbox_only_through_its_session_seam() -> None:
+    offenders = []
+    for path in (ROOT / "scaffolds").rglob("*.py"):
+        module = _module_name(path)
+        tree = ast.parse(path.read_text(), str(path))
+        for name in _imports(tree, module, path.name == "__init__.py"):
+            if name.startswith("harness.sandbox") and name not in SANDBOX_SEAM:
+                offenders.append(f"{module} imports {name}")
+            if name.split(".")[0] in ("docker", "requests"):
+                offenders.append(f"{module} imports {name}")
+    assert offenders == []
+
+
 OFFLINE = "harness.llm.offline"
 
 
@@ -185,12 +224,12 @@ def test_the_offline_model_check_can_fail() -> None:
         ("scaffolds.adaevolve.paradigms", {"harness.llm.offline.paradigm_responder"}),
         ("scaffolds.evox", {"harness.llm.offline"}),
         ("harness.llm.client", {"harness.llm.offline"}),
-        ("harness.evox.meta", {"harness.llm.offline.strategy_faults"}),
+        ("scaffolds.evox.meta", {"harness.llm.offline.strategy_faults"}),
     ]
     assert offline_model_leaks(modules) == [
         "scaffolds.adaevolve.paradigms imports harness.llm.offline.paradigm_responder",
         "scaffolds.evox imports harness.llm.offline",
-        "harness.evox.meta imports harness.llm.offline.strategy_faults",
+        "scaffolds.evox.meta imports harness.llm.offline.strategy_faults",
     ]
 
 

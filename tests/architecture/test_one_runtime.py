@@ -21,7 +21,7 @@ def _imports(path: Path) -> set[str]:
 
 def test_evox_imports_neither_docker_nor_the_sandbox_internals() -> None:
     offenders = []
-    for top in ("harness/evox", "scaffolds/evox"):
+    for top in ("scaffolds/evox",):
         for path in (ROOT / top).rglob("*.py"):
             for name in _imports(path):
                 if name.split(".")[0] == "docker" or "harness.sandbox._runtime" in name:

@@ -55,10 +55,10 @@ async def test_strategy_sessions_are_the_runtimes_containers_under_its_cap() -> 
 
     from harness.core.config import EvaluatorConfig
     from harness.core.errors import StrategyError
-    from harness.evox.sandbox import ContainerLimits, SessionStrategyFactory
     from harness.sandbox.docker_backend import DockerBackend
     from harness.sandbox.ownership import BACKEND_LABEL, OWNER_LABEL, ROLE_LABEL, RUN_LABEL
     from harness.sandbox.sessions import DockerSession
+    from scaffolds.evox.factory import ContainerLimits, SessionStrategyFactory
 
     ev = EvaluatorConfig()
     runtime = Runtime(max_containers=1)

@@ -230,7 +230,7 @@ async def test_an_engine_restart_during_a_strategy_deployment_is_no_strategy_fai
     """The engine goes down while EvoX deploys a rewritten strategy (its container starting
     and being fed the population): the strategy restarts and replays, the switch happens, no
     fallback, no failure recorded against it."""
-    from harness.evox.evolver import StrategyEvolver
+    from scaffolds.evox.evolver import StrategyEvolver
     from tests.evox.e2e import run_evox, switch_log
 
     real_deploy = StrategyEvolver._deploy

@@ -52,7 +52,12 @@ def test_blocks_json_lists_named_blocks_for_all_six_slots() -> None:
     assert {"diff", "full_rewrite"} <= by_slot["proposer"]
     assert {"none", "strategy_history"} <= by_slot["memory"]
     sampler = next(r for r in rows if r["name"] == "evolved_strategy_sampler")
-    assert sampler["requires"] == {"memory": ["strategy_history"]}
+    assert sampler["requires"] == {"population": ["StrategyStore"]}
+    history = next(r for r in rows if r["name"] == "strategy_history")
+    assert history["requires"] == {
+        "population": ["StrategyStore"],
+        "selection_policy": ["EvolvedStrategySampler"],
+    }
     assert sampler["config"]["num_context_programs"]["default"] == 4
 
 
@@ -87,8 +92,8 @@ def test_an_incompatible_composition_is_one_line_naming_both_blocks(tmp_path: Pa
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert "evolved_strategy_sampler" in lines[0] and "'none'" in lines[0]
-    assert "strategy_history" in lines[0]
+    assert "evolved_strategy_sampler" in lines[0] and "'keep_all'" in lines[0]
+    assert "use one of: evolved_strategy_store" in lines[0]
     assert not store.exists()  # refused before anything started
 
 

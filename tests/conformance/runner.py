@@ -12,11 +12,12 @@ from typing import Any
 
 from harness.core.config import GeneralConfig
 from harness.core.controller import Controller, Progress
+from harness.core.evaluator import BaseEvaluator
 from harness.core.records import Program, TaskInfo
 from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.scaffold import Scaffold
 from harness.core.store import RunRecord
-from harness.evox.sandbox import LocalStrategyFactory
+from harness.sandbox.sessions import LocalSessions
 from harness.store.sqlite import SQLiteStore
 from tests.evox.fakes import SEED_PROGRAM, OfflineChat, RegexEvaluator
 from tests.fakes import SimpleMeter
@@ -59,6 +60,8 @@ def build(
     create: bool = True,
     overrides: list[str] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
+    evaluator: BaseEvaluator | None = None,
+    model: OfflineChat | None = None,
 ) -> Built:
     spec, config = load_config(
         name,
@@ -70,10 +73,10 @@ def build(
     )
     env = BuildEnv(
         seed=config.seed,
-        evaluator=RegexEvaluator(),
+        evaluator=evaluator or RegexEvaluator(),
         task=TaskInfo(name="toy", description="Make score as large as possible."),
         run_id=run_id,
-        extras={"strategy_factory": LocalStrategyFactory()},
+        sessions=LocalSessions(),  # EvoX strategies as host subprocesses (trusted fixtures)
     )
     scaffold = build_scaffold(spec, config, env)
     store = SQLiteStore(store_path)
@@ -95,7 +98,7 @@ def build(
         scaffold,
         store=store,
         run=run,
-        model=OfflineChat(seed=config.seed),
+        model=model or OfflineChat(seed=config.seed),
         meter=meter,
         general=GeneralConfig(**config.general.model_dump()),
         seed_code=SEED_PROGRAM,

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +185,35 @@ def test_every_stateful_block_must_be_restored(name: str, tmp_path: Path) -> Non
         assert (lineage_, state) != (full_lineage, full_state), (
             f"{name}: resuming with {slot}.load_state_dict disabled went unnoticed"
         )
+
+
+@SLOW
+def test_an_evox_checkpoint_of_the_earlier_layout_resumes_the_same(tmp_path: Path) -> None:
+    """Checkpoints written before the strategy chain was the sampler's state (it was under the
+    memory's ``evox`` key) still resume to the uninterrupted run."""
+    full_lineage, full_state, _ = uninterrupted("evox", tmp_path)
+    path = tmp_path / "earlier.sqlite"
+    first = build("evox", path, iterations=ITERATIONS)
+
+    def stop(progress: Progress) -> None:
+        if progress.iterations_done >= STOP_AT:
+            first.controller.request_stop()
+
+    first.controller.on_progress = stop
+    run(first)
+    checkpoint = first.store.checkpoint("conf")
+    assert checkpoint is not None
+    state = json.loads(json.dumps(checkpoint[1]))
+    scaffold = state["scaffold"]
+    chain = scaffold["selection"].pop("chain")
+    assert chain["active"] is not None  # a rewritten strategy was deployed by the stop
+    scaffold["memory"]["evox"].update(chain)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE checkpoints SET state = ? WHERE run_id = 'conf'", (json.dumps(state),))
+    second = build("evox", path, iterations=ITERATIONS, create=False)
+    second.controller.restore()
+    run(second)
+    resumed = second.store.checkpoint("conf")
+    assert resumed is not None
+    assert lineage(second.store) == full_lineage
+    assert _checkpoint(resumed[1]) == full_state

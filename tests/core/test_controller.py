@@ -11,12 +11,12 @@ import pytest
 from harness.components.memory import NullMemory
 from harness.components.population import InMemoryPopulation
 from harness.components.prompt import DefaultPromptBuilder
+from harness.components.selection import TopKConfig, TopKPolicy
 from harness.core.config import GeneralConfig
 from harness.core.controller import Controller
 from harness.core.scaffold import Scaffold
 from harness.core.store import RunRecord
 from harness.store.sqlite import SQLiteStore
-from scaffolds.topk.policy import TopKConfig, TopKPolicy
 from tests.fakes import EchoModel, ScoreEvaluator, ScoreProposer, SimpleMeter
 
 

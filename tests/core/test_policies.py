@@ -9,6 +9,15 @@ from pathlib import Path
 from harness.components.memory import NullMemory
 from harness.components.population import InMemoryPopulation
 from harness.components.prompt import DefaultPromptBuilder
+from harness.components.selection import (
+    BestOfNAttemptsPolicy,
+    BestOfNConfig,
+    BestOfNPolicy,
+    TopKConfig,
+    TopKPolicy,
+    combined_score_key,
+    global_best,
+)
 from harness.core.config import GeneralConfig
 from harness.core.controller import Controller
 from harness.core.records import Program
@@ -16,10 +25,7 @@ from harness.core.scaffold import Scaffold
 from harness.core.scoring import get_score
 from harness.core.store import RunRecord
 from harness.store.sqlite import SQLiteStore
-from scaffolds.best_of_n.policy import BestOfNConfig, BestOfNPolicy, combined_score_key, global_best
-from scaffolds.best_of_n_attempts import BestOfNAttemptsPolicy
-from scaffolds.topk.policy import TopKConfig, TopKPolicy
-from tests.fakes import EchoModel, ScoreEvaluator, ScoreProposer, SimpleMeter
+from tests.fakes import EchoModel, ScoreEvaluator, ScoreProposer, SimpleMeter, select_now
 
 
 def run_loop(tmp_path: Path, policy, evaluator, proposer, iterations: int) -> Controller:
@@ -88,7 +94,7 @@ def test_topk_with_one_program_uses_it_as_parent_and_sole_inspiration() -> None:
     pop = InMemoryPopulation()
     seed = Program(id="p0", code="x", iteration=0, metrics={"combined_score": 0.1}, score=0.1)
     pop.add(seed)
-    selection = TopKPolicy(random.Random(0), TopKConfig(num_inspirations=4)).select(pop, 1)
+    selection = select_now(TopKPolicy(random.Random(0), TopKConfig(num_inspirations=4)), pop, 1)
     assert selection.parent is seed
     assert [p.id for p in selection.inspirations] == ["p0"]
 
@@ -97,7 +103,7 @@ def test_topk_ties_keep_insertion_order() -> None:
     pop = InMemoryPopulation()
     for i, s in enumerate([0.5, 0.9, 0.9, 0.5, 0.7]):
         pop.add(Program(id=f"p{i}", code="", iteration=i, metrics={}, score=s))
-    selection = TopKPolicy(random.Random(0), TopKConfig(num_inspirations=3)).select(pop, 5)
+    selection = select_now(TopKPolicy(random.Random(0), TopKConfig(num_inspirations=3)), pop, 5)
     assert selection.parent.id == "p1"
     assert [p.id for p in selection.inspirations] == ["p2", "p4", "p0"]
 
@@ -106,7 +112,7 @@ def test_best_of_n_picks_parent_by_combined_score_not_mean() -> None:
     pop = InMemoryPopulation()
     pop.add(Program(id="a", code="", iteration=0, metrics={"x": 100.0}, score=100.0))
     pop.add(Program(id="b", code="", iteration=1, metrics={"combined_score": 0.2}, score=0.2))
-    selection = BestOfNPolicy(random.Random(0), BestOfNConfig()).select(pop, 2)
+    selection = select_now(BestOfNPolicy(random.Random(0), BestOfNConfig()), pop, 2)
     assert selection.parent.id == "b"  # "a" has no combined_score: -inf for this choice
 
 
@@ -135,7 +141,7 @@ def test_global_best_matches_the_reference_argmax_on_mixed_metrics() -> None:
 
 def test_a_bool_combined_score_is_a_best_of_n_parent_key_as_in_the_reference() -> None:
     """``safe_score`` counts ``True`` as 1.0 (``isinstance(True, (int, float))``)."""
-    from scaffolds.best_of_n.policy import combined_score_key
+    from harness.components.selection import combined_score_key
 
     flagged = Program(id="t", code="", iteration=1, metrics={"combined_score": True}, score=1.0)
     text = Program(id="s", code="", iteration=2, metrics={"combined_score": "n/a"}, score=0.0)
@@ -144,5 +150,5 @@ def test_a_bool_combined_score_is_a_best_of_n_parent_key_as_in_the_reference() -
     seed = Program(id="p0", code="", iteration=0, metrics={"combined_score": 0.5}, score=0.5)
     for p in (seed, flagged, text):
         pop.add(p)
-    selection = BestOfNPolicy(random.Random(0), BestOfNConfig()).select(pop, 3)
+    selection = select_now(BestOfNPolicy(random.Random(0), BestOfNConfig()), pop, 3)
     assert selection.parent is flagged

@@ -26,11 +26,16 @@ from typing import Any
 import pytest
 
 from harness.components.population import InMemoryPopulation
+from harness.components.selection import (
+    BestOfNAttemptsPolicy,
+    BestOfNConfig,
+    BestOfNPolicy,
+    TopKConfig,
+    TopKPolicy,
+)
 from harness.core.records import IterationOutcome, Program
 from harness.core.scoring import get_score
-from scaffolds.best_of_n.policy import BestOfNConfig, BestOfNPolicy
-from scaffolds.best_of_n_attempts import BestOfNAttemptsPolicy
-from scaffolds.topk.policy import TopKConfig, TopKPolicy
+from tests.fakes import select_now
 from tests.oracles import cases
 from tests.oracles.reference import REGENERATE, Reference, golden
 
@@ -54,7 +59,7 @@ def ours(script: dict[str, Any]) -> list[list[Any]]:
     population.add(Program("p0", "s", 0, script["seed"], get_score(script["seed"])))
     steps = []
     for i, metrics in enumerate(script["steps"], 1):
-        selection = policy.select(population, i)
+        selection = select_now(policy, population, i)
         assert selection.parent is not None
         steps.append([selection.parent.id, [p.id for p in selection.inspirations]])
         child = None

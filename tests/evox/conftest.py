@@ -6,16 +6,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.evox.labels import default_labels
-from harness.evox.prefilter import prefilter
-from harness.evox.sandbox import (
+from harness.sandbox.pytest_plugin import no_leaked_containers  # noqa: F401 (fixture)
+from scaffolds.evox.factory import (
     ContainerLimits,
     LocalStrategyFactory,
     StrategyFactory,
     make_factory,
 )
-from harness.evox.valid import ValidConfig
-from harness.sandbox.pytest_plugin import no_leaked_containers  # noqa: F401 (fixture)
+from scaffolds.evox.labels import default_labels
+from scaffolds.evox.prefilter import prefilter
+from scaffolds.evox.valid import ValidConfig
 from strategy_tests import ValidationReport, validate, validate_source
 
 #: Valid(·) sized for tests: a 200-program stress, tight time and memory bounds.

@@ -21,11 +21,11 @@ from harness.core.records import EvalResult, LLMCall, Prompt, TaskInfo
 from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.scaffold import Scaffold
 from harness.core.store import RunRecord
-from harness.evox.sandbox import StrategyFactory
 from harness.llm.config import FaultRates
 from harness.llm.offline.responders import OfflineRequest
 from harness.llm.offline.server import answer, default_responders
 from harness.store.sqlite import SQLiteStore
+from scaffolds.evox.factory import SessionStrategyFactory
 from tests.fakes import SimpleMeter
 
 #: A toy task: the score is the number below.  Ten lines long, like a real program (strategies
@@ -90,7 +90,7 @@ class RegexEvaluator(BaseEvaluator):
 
 def evox_run(
     tmp_path: Path,
-    factory: StrategyFactory,
+    factory: SessionStrategyFactory,
     *,
     iterations: int = 20,
     overrides: list[str] | None = None,
@@ -112,7 +112,7 @@ def evox_run(
         seed=config.seed,
         evaluator=RegexEvaluator(),
         task=TaskInfo(name="toy", description="toy task"),
-        extras={"strategy_factory": factory},
+        sessions=factory.sessions,
     )
     scaffold = build_scaffold(spec, config, env)
     store = store or SQLiteStore(tmp_path / "store.sqlite")

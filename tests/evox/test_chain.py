@@ -9,11 +9,11 @@ import pytest
 
 from harness.components.population import InMemoryPopulation
 from harness.core.records import Program
-from harness.evox.chain import StrategyChain
-from harness.evox.labels import default_labels
-from harness.evox.sandbox import ContainerLimits, LocalStrategyFactory
-from harness.evox.seed import seed_source
-from harness.evox.strategies import RemoteStrategy, SeedStrategy
+from scaffolds.evox.chain import StrategyChain
+from scaffolds.evox.factory import ContainerLimits, LocalStrategyFactory
+from scaffolds.evox.labels import default_labels
+from scaffolds.evox.seed import seed_source
+from scaffolds.evox.strategies import RemoteStrategy, SeedStrategy
 from tests.evox.strategies import GOOD, module
 
 LONG = "".join(f"# line {i}\n" for i in range(10))

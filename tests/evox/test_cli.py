@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
-from harness.evox.seed import seed_source
+from scaffolds.evox.seed import seed_source
 from tests.evox.strategies import FAILS_EXACTLY
 
 runner = CliRunner()

@@ -37,7 +37,7 @@ async def test_an_evox_run_switches_falls_back_and_completes(tmp_path: Path) -> 
     assert {e.iteration for e in failures if e.payload["op"] == "sample"} <= retried
     stored = {p.id for p in store.programs("e2e")}
     assert stored == {p.id for p in scaffold.population.programs()}
-    assert stored <= scaffold.memory.state.chain.active.known
+    assert stored <= scaffold.selection.chain.active.known
     assert summary.best_score is not None and summary.best_score >= summary.seed_score
     assert my_strategy_containers() == []
 
@@ -69,7 +69,7 @@ async def test_a_60_iteration_run_conditions_switches_on_the_guide_models_insigh
         and "## Problem summary (guide model)" in c["prompt"]
         for c in rewrites
     )
-    labels = scaffold.memory.state.chain.labels
+    labels = scaffold.selection.chain.labels
     labelled = [p for p in store.programs("guided") if p.parent_label]
     prompts = {c["iteration"]: c["prompt"] for c in calls if c["purpose"] == "propose"}
     assert all(p.parent_label in (labels.diverge, labels.refine) for p in labelled)

@@ -12,9 +12,9 @@ import docker.errors
 import pytest
 
 from harness.core.errors import StrategyError
-from harness.evox.sandbox import ContainerLimits, StrategyFactory
-from harness.evox.transport import SessionTransport
 from harness.sandbox.sessions import DockerSession
+from scaffolds.evox.factory import ContainerLimits, StrategyFactory
+from scaffolds.evox.transport import SessionTransport
 from tests.evox.conftest import valid
 from tests.evox.strategies import module
 

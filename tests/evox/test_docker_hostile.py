@@ -10,10 +10,10 @@ from pathlib import Path
 import docker
 import pytest
 
-from harness.evox.sandbox import StrategyFactory
 from harness.llm.offline.strategy_faults import LATENT_FAULTS
 from harness.llm.offline.strategy_templates import random_variant, render
 from harness.sandbox import ownership
+from scaffolds.evox.factory import StrategyFactory
 from tests.evox.conftest import valid_source
 from tests.evox.fakes import OfflineChat, evox_run
 from tests.evox.strategies import GOOD
@@ -89,5 +89,5 @@ async def test_latent_faults_fall_back_at_run_time_and_lose_nothing(
     }
     stored = {p.id for p in store.programs(RUN)}
     assert stored == {p.id for p in scaffold.population.programs()}
-    assert stored <= scaffold.memory.state.chain.active.known
+    assert stored <= scaffold.selection.chain.active.known
     assert my_strategy_containers() == []  # the broken and the rest are all removed

@@ -18,10 +18,10 @@ import pytest
 from harness.components.population import InMemoryPopulation
 from harness.core.errors import StrategyError
 from harness.core.records import Program
-from harness.evox.labels import default_labels
-from harness.evox.sandbox import ContainerLimits, StrategyFactory
-from harness.evox.seed import seed_source
-from harness.evox.strategies import RemoteStrategy
+from scaffolds.evox.factory import ContainerLimits, StrategyFactory
+from scaffolds.evox.labels import default_labels
+from scaffolds.evox.seed import seed_source
+from scaffolds.evox.strategies import RemoteStrategy
 from tests.evox.conftest import valid_source
 from tests.evox.strategies import module
 
@@ -145,7 +145,7 @@ async def test_a_strategy_container_cannot_reach_the_host(
     assert canary.read_text() == "host secret"
     assert connections == []
     with pytest.raises(StrategyError, match="allowed labels"):
-        from harness.evox.records import resolve
+        from scaffolds.evox.records import resolve
 
         pop = InMemoryPopulation()
         for i in range(3):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.evox.sandbox import StrategyFactory
+from scaffolds.evox.factory import StrategyFactory
 from tests.evox.fakes import OfflineChat, evox_run
 from tests.evox.strategies import GOOD, RAISES_IN_SAMPLE_LATER
 from tests.evox.test_docker_hostile import my_strategy_containers
@@ -40,7 +40,7 @@ async def test_a_valid_strategy_that_raises_in_sample_at_iteration_k_falls_back(
     assert (restore["broken"], restore["restored"]) == ("s2", "s1")  # the previous strategy
     select = [e for e in store.events(RUN, ["select"]) if e.iteration == k]
     assert select[0].payload["info"]["strategy"] == "s1"
-    assert {p.id for p in store.programs(RUN)} <= scaffold.memory.state.chain.active.known
+    assert {p.id for p in store.programs(RUN)} <= scaffold.selection.chain.active.known
     assert my_strategy_containers() == []
 
 

@@ -17,19 +17,19 @@ from harness.core.records import LLMCall, Prompt, TaskInfo
 from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.core.rng import make_rng
 from harness.core.store import RunRecord
-from harness.evox.guide import (
+from harness.llm.client import LLMClient
+from harness.llm.config import OFFLINE_MODEL, ModelConfig, ResolvedLLM
+from harness.llm.offline import OfflineServer, start_offline_server
+from harness.llm.usage import UsageMeter
+from harness.sandbox.sessions import LocalSessions
+from harness.store.sqlite import SQLiteStore
+from scaffolds.evox.guide import (
     INSIGHT_MARKER,
     OPERATORS_MARKER,
     OUTCOMES_MARKER,
     SUMMARY_MARKER,
     parse_operators,
 )
-from harness.evox.sandbox import LocalStrategyFactory
-from harness.llm.client import LLMClient
-from harness.llm.config import OFFLINE_MODEL, ModelConfig, ResolvedLLM
-from harness.llm.offline import OfflineServer, start_offline_server
-from harness.llm.usage import UsageMeter
-from harness.store.sqlite import SQLiteStore
 from tests.evox.fakes import SEED_PROGRAM, RegexEvaluator
 from tests.evox.strategies import module
 
@@ -95,7 +95,7 @@ def build(
             "How candidates are evaluated: the last `score = x` line, capped at 2.",
         ),
         run_id=RUN,
-        extras={"strategy_factory": LocalStrategyFactory()},
+        sessions=LocalSessions(),
     )
     scaffold = build_scaffold(spec, config, env)
     store = SQLiteStore(store_path)
@@ -161,7 +161,7 @@ def test_operators_are_generated_once_stored_and_used_in_solution_prompts(
     assert "Ideas for this problem:" in event.payload["diverge"]
     assert "Ideas for this problem:" in event.payload["refine"]
     # The texts are the run's labels, and labelled parents show them in the solution prompt.
-    labels = scaffold.memory.state.chain.labels
+    labels = scaffold.selection.chain.labels
     assert (labels.diverge, labels.refine) == (event.payload["diverge"], event.payload["refine"])
     with_label = [p for p in store.programs(RUN) if p.parent_label]
     assert len(with_label) >= 3
@@ -232,4 +232,4 @@ def test_operators_are_reused_after_a_resume(tmp_path: Path, server: OfflineServ
     assert len(store2.events(RUN, ["variation_operators"])) == 1
     operator_calls = [c for c in calls(store2, "guide") if OPERATORS_MARKER in c["prompt"]]
     assert len(operator_calls) == 1
-    assert scaffold2.memory.state.chain.labels.diverge == before.payload["diverge"]
+    assert scaffold2.selection.chain.labels.diverge == before.payload["diverge"]

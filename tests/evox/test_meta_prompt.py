@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from harness.core.records import Program
-from harness.evox.descriptor import describe_change, describe_population
-from harness.evox.history import StrategyRecord
-from harness.evox.meta import build_prompt, read_strategy
+from scaffolds.evox.descriptor import describe_change, describe_population
+from scaffolds.evox.history import StrategyRecord
+from scaffolds.evox.meta import build_prompt, read_strategy
 
 
 def population(n: int) -> list[Program]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.evox.allowlist import ALLOWED
-from harness.evox.prefilter import ALLOWED_IMPORTS, prefilter
-from harness.evox.seed import seed_source
+from scaffolds.evox.allowlist import ALLOWED
+from scaffolds.evox.prefilter import ALLOWED_IMPORTS, prefilter
+from scaffolds.evox.seed import seed_source
 
 ORDINARY = """
 import math
@@ -301,9 +301,9 @@ def test_what_the_rules_let_a_strategy_reach_holds_no_module_frame_or_metaclass(
 
     import numpy as np
 
-    from harness.evox.allowlist import FRAME_ATTRIBUTES
-    from harness.evox.prefilter import ANY_DENIED, PUBLIC_UNDERSCORE
     from harness.sandbox import _runtime
+    from scaffolds.evox.allowlist import FRAME_ATTRIBUTES
+    from scaffolds.evox.prefilter import ANY_DENIED, PUBLIC_UNDERSCORE
 
     monkeypatch.syspath_prepend(str(_runtime.COMPAT_DIR))
     from skydiscover.search.base_database import Program  # type: ignore[import-not-found]

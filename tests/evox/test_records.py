@@ -7,7 +7,7 @@ import pytest
 from harness.components.population import InMemoryPopulation
 from harness.core.errors import StrategyError
 from harness.core.records import Program
-from harness.evox.records import Answer, Labels, decode_answer, program_record, resolve
+from scaffolds.evox.records import Answer, Labels, decode_answer, program_record, resolve
 
 LABELS = Labels(diverge="DIVERGE TEXT", refine="REFINE TEXT")
 

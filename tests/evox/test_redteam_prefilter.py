@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.evox.prefilter import prefilter
+from scaffolds.evox.prefilter import prefilter
 from tests.evox.strategies import module
 
 

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 import pytest
 
-from harness.evox.sandbox import ContainerLimits, StrategyFactory
+from scaffolds.evox.factory import ContainerLimits, StrategyFactory
 from strategy_tests import ValidationReport
 from tests.evox.conftest import TEST_VALID, valid
 from tests.evox.strategies import module

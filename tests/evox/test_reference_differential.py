@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from harness.evox.records import Answer
-from harness.evox.scoring import window_score
-from harness.evox.strategies import SeedStrategy
+from scaffolds.evox.records import Answer
+from scaffolds.evox.scoring import window_score
+from scaffolds.evox.strategies import SeedStrategy
 from tests.evox.conftest import valid
 from tests.evox.strategies import BOUNDARY
 from tests.evox.test_chain import program

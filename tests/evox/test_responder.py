@@ -6,17 +6,17 @@ import random
 
 import pytest
 
-from harness.evox.history import StrategyRecord
-from harness.evox.meta import build_prompt, read_strategy
-from harness.evox.prefilter import prefilter
-from harness.evox.sandbox import LocalStrategyFactory
-from harness.evox.seed import seed_source
 from harness.llm.config import FaultRates
 from harness.llm.offline.responders import OfflineRequest, ResponseContext
 from harness.llm.offline.server import answer, default_responders
 from harness.llm.offline.strategy_faults import FAULT_KINDS, LATENT_FAULTS, check_rates, draw
 from harness.llm.offline.strategy_responder import answer_strategy, strategy_responder
 from harness.llm.offline.strategy_templates import parse_variant, random_variant, render
+from scaffolds.evox.factory import LocalStrategyFactory
+from scaffolds.evox.history import StrategyRecord
+from scaffolds.evox.meta import build_prompt, read_strategy
+from scaffolds.evox.prefilter import prefilter
+from scaffolds.evox.seed import seed_source
 from tests.evox.conftest import valid_source
 
 GATES = {

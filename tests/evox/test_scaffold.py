@@ -15,9 +15,9 @@ from harness.core.errors import ConfigError
 from harness.core.records import Event
 from harness.core.scaffold import Scaffold
 from harness.core.store import RunRecord
-from harness.evox.sandbox import LocalStrategyFactory
 from harness.runs import plan_resume, plan_run
 from harness.store.sqlite import SQLiteStore
+from scaffolds.evox.factory import LocalStrategyFactory
 from tests.evox.fakes import OfflineChat, evox_run
 from tests.evox.strategies import GOOD, RAISES_IN_SAMPLE_LATER
 
@@ -40,7 +40,35 @@ def assert_nothing_lost(scaffold: Scaffold, store: SQLiteStore) -> None:
     stored = {p.id for p in store.programs(RUN)}
     members = {p.id for p in scaffold.population.programs()}
     assert stored == members
-    assert members <= scaffold.memory.state.chain.active.known
+    assert members <= scaffold.selection.chain.active.known
+
+
+async def test_the_strategy_answers_every_attempt_when_the_loop_resamples(
+    tmp_path: Path, local_factory: LocalStrategyFactory
+) -> None:
+    """``select`` awaits the deployed strategy itself, so with ``resample_each_attempt`` a
+    retried attempt gets a fresh answer from it (it used to be one stashed answer per
+    iteration, and a second ``select`` crashed the run)."""
+    chat = OfflineChat(seed=0, fail=lambda purpose, n: purpose == "propose" and n % 2 == 1)
+    overrides = [
+        "loop.resample_each_attempt=true",
+        "loop.retry_llm_errors=true",
+        "general.inner_retry_times=2",
+        "memory.switch_interval=50",
+    ]
+    ctl, scaffold, store, _ = evox_run(
+        tmp_path, local_factory, iterations=4, chat=chat, overrides=overrides
+    )
+    summary = await run(ctl, scaffold)
+    assert summary.status == "completed"
+    selects = store.events(RUN, ["select"])
+    assert [(e.iteration, e.payload["attempt"]) for e in selects] == [
+        (i, a) for i in range(1, 5) for a in (0, 1)
+    ]
+    assert all(e.payload["info"]["strategy"] == "seed" for e in selects)
+    # The seed strategy was asked eight times: its RNG moved on between an iteration's answers.
+    assert len({tuple(e.payload["inspirations"]) for e in selects}) > 1
+    assert_nothing_lost(scaffold, store)
 
 
 @pytest.mark.slow

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from harness.evox.scoring import Stagnation, WindowScorer, switch_interval, window_score
+from scaffolds.evox.scoring import Stagnation, WindowScorer, switch_interval, window_score
 
 
 def test_j_matches_the_reference_worked_example() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.evox.sandbox import LocalStrategyFactory
-from harness.evox.seed import seed_source
+from scaffolds.evox.factory import LocalStrategyFactory
+from scaffolds.evox.seed import seed_source
 from strategy_tests import CHECK_NAMES
 from tests.evox.conftest import TEST_VALID, valid, valid_source
 from tests.evox.strategies import FAILS_EXACTLY, GOOD, module
@@ -90,7 +90,7 @@ async def test_a_call_that_blocks_without_cpu_fails_on_the_deadline(
 ) -> None:
     from dataclasses import replace
 
-    from harness.evox.sandbox import ContainerLimits
+    from scaffolds.evox.factory import ContainerLimits
 
     block = module(imports="import time", sample="time.sleep(60)")
     config = replace(TEST_VALID, limits=ContainerLimits(call_s=1.0))

@@ -12,7 +12,7 @@ from typing import Any
 from harness.core.records import IterationOutcome, Program
 from scaffolds.openevolve.population import MapElitesIslandsConfig, MapElitesIslandsPopulation
 from scaffolds.openevolve.selection import ThreeTierConfig, ThreeTierPolicy
-from tests.fakes import RecordingStep
+from tests.fakes import RecordingStep, select_now
 from tests.oracles import cases_openevolve as cases
 
 SELECTION_KEYS = {"exploration_ratio", "exploitation_ratio", "elite_selection_ratio"}
@@ -72,7 +72,7 @@ def scripted_run(name: str) -> dict[str, Any]:
     asyncio.run(pop.end_iteration(step0, IterationOutcome(0, None, seed, admitted=True)))
     trace: list[dict[str, Any]] = [{"state": state(pop), "events": step0.events}]
     for it in range(1, scenario["steps"] + 1):
-        selection = policy.select(pop, it)
+        selection = select_now(policy, pop, it)
         parent = selection.parent
         assert parent is not None
         code, metrics = cases.child_of(name, it, parent.id, parent.code, dict(parent.metrics))

@@ -20,6 +20,7 @@ import pytest
 from harness.core.prompt import PromptContext
 from harness.core.records import IterationOutcome, Program, Selection
 from scaffolds.openevolve.prompt import OpenEvolvePromptBuilder, OpenEvolvePromptConfig
+from tests.fakes import select_now
 from tests.openevolve.helpers import ScriptStep, build
 from tests.oracles import cases_openevolve as cases
 
@@ -103,7 +104,7 @@ def replay(name: str, every: int = 10, steps: int = 90) -> tuple[list[Any], list
     pop.add(seed)
     ours, payload = [], []
     for it in range(1, steps + 1):
-        selection = policy.select(pop, it)
+        selection = select_now(policy, pop, it)
         parent = selection.parent
         assert parent is not None
         if it % every == 0:

@@ -20,6 +20,7 @@ from scaffolds.openevolve.population import MapElitesIslandsPopulation
 from scaffolds.openevolve.prompt import OpenEvolvePromptBuilder
 from tests.conformance.runner import Built, build, run
 from tests.evox.fakes import OfflineChat
+from tests.fakes import select_now
 
 ITERATIONS = 30
 
@@ -148,7 +149,7 @@ def test_a_response_without_a_diff_is_a_recorded_no_diff_step(tmp_path: Path) ->
 def test_prompt_has_the_openevolve_sections_and_the_parent_last(tmp_path: Path) -> None:
     built = openevolve_run(tmp_path)
     scaffold = built.scaffold
-    selection = scaffold.selection.select(scaffold.population, ITERATIONS + 1)
+    selection = select_now(scaffold.selection, scaffold.population, ITERATIONS + 1)
     assert selection.parent is not None
     context = PromptContext(iteration=ITERATIONS + 1, population=scaffold.population)
     prompt = scaffold.prompt_builder.build(selection, context)

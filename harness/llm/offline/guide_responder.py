@@ -22,8 +22,8 @@ from harness.llm.offline.responders import (
 __all__ = ["guide_responder"]
 
 #: Which of the four questions a guide call asks, read from the prompt's heading as any reader
-#: would (the texts of ``harness.evox.guide``, not imported: the model must not need
-#: harness.evox).  The call reaches this responder by its purpose, not by these texts.
+#: would (the texts of ``scaffolds.evox.guide``, not imported: the model must not need
+#: scaffolds.evox).  The call reaches this responder by its purpose, not by these texts.
 OPERATORS = "# EvoX variation operators"
 INSIGHT = "# EvoX population insight"
 SUMMARY = "# EvoX problem summary"

@@ -4,7 +4,7 @@ Nothing is executed.  Two passes over the source:
 
 1. RestrictedPython's ``compile_restricted_exec`` with its rules loosened the way strategy code
    needs (single-underscore names and attributes, annotated and augmented assignments).
-2. An AST policy built on allow-lists (:mod:`harness.evox.allowlist`), each rule closing a class
+2. An AST policy built on allow-lists (:mod:`scaffolds.evox.allowlist`), each rule closing a class
    of route rather than a known case:
 
    - **Modules and their attributes.**  Imports only of listed modules; ``mod.attr``,
@@ -64,8 +64,8 @@ from dataclasses import dataclass
 from RestrictedPython import compile_restricted_exec
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
-from harness.evox._bindings import assignment, bindings, class_names, dotted, library_valued
-from harness.evox.allowlist import (
+from scaffolds.evox._bindings import assignment, bindings, class_names, dotted, library_valued
+from scaffolds.evox.allowlist import (
     ALLOWED,
     BUILTINS,
     DUNDER_METHODS,

@@ -8,7 +8,7 @@ once per run; offline (and by default) these generic texts are used.
 
 from __future__ import annotations
 
-from harness.evox.records import Labels
+from scaffolds.evox.records import Labels
 
 __all__ = ["DEFAULT_DIVERGE", "DEFAULT_REFINE", "default_labels"]
 

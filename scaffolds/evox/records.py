@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.core.errors import StrategyError
-from harness.core.population import BasePopulation
+from harness.core.population import PopulationView
 from harness.core.records import Program, Selection
 
 __all__ = ["Answer", "Labels", "decode_answer", "program_record", "resolve"]
@@ -108,7 +108,7 @@ def _label(token: str, labels: Labels, allowed: Collection[str], where: str) -> 
 def resolve(
     answer: Answer,
     *,
-    population: BasePopulation,
+    population: PopulationView,
     known: Collection[str],
     k: int,
     labels: Labels,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.evox.sandbox import ContainerLimits
+from scaffolds.evox.factory import ContainerLimits
 
 __all__ = ["ValidConfig"]
 

@@ -1,6 +1,6 @@
 """What a strategy module may name: modules, each module's attributes, and builtins — allow-lists.
 
-The pre-filter (:mod:`harness.evox.prefilter`) accepts a module attribute only if it is listed
+The pre-filter (:mod:`scaffolds.evox.prefilter`) accepts a module attribute only if it is listed
 here under its module, and a free name only if it is a listed builtin.  Anything not listed is
 refused, so a route nobody thought of is closed by default; a useful name that is missing is one
 line to add (with a test that it exists on the host's copy of the module and is not itself a

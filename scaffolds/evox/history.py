@@ -24,7 +24,7 @@ __all__ = ["StrategyHistory", "StrategyRecord"]
 class StrategyRecord:
     id: str
     source: str
-    #: J and its window (see :meth:`harness.evox.scoring.WindowScorer.metrics`).
+    #: J and its window (see :meth:`scaffolds.evox.scoring.WindowScorer.metrics`).
     metrics: dict[str, Any] = field(default_factory=dict)
     #: The strategy it was rewritten from ("" for the seed).
     parent_id: str = ""

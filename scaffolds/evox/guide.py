@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from harness.core.errors import LLMError
 from harness.core.llm import LLM
 from harness.core.records import Prompt
-from harness.evox.history import StrategyRecord
-from harness.evox.records import Labels
+from scaffolds.evox.history import StrategyRecord
+from scaffolds.evox.records import Labels
 
 __all__ = [
     "INSIGHT_MARKER",

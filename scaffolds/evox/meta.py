@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 
 from harness.core.records import Prompt
 from harness.diffs import extract_code, fenced, find_fences
-from harness.evox.descriptor import describe_change
-from harness.evox.history import StrategyRecord
-from harness.evox.prefilter import ALLOWED_IMPORTS
+from scaffolds.evox.descriptor import describe_change
+from scaffolds.evox.history import StrategyRecord
+from scaffolds.evox.prefilter import ALLOWED_IMPORTS
 
 __all__ = ["MARKER", "build_prompt", "read_strategy"]
 

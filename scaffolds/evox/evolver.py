@@ -18,17 +18,17 @@ from harness.core.errors import InfrastructureFault, LLMError, StrategyError
 from harness.core.proposer import LLM
 from harness.core.records import Program
 from harness.core.rng import derive_seed
-from harness.evox.chain import Emit
-from harness.evox.client import StrategyClient
-from harness.evox.descriptor import describe_change
-from harness.evox.guide import gather_insight
-from harness.evox.history import StrategyHistory, StrategyRecord
-from harness.evox.meta import build_prompt, read_strategy
-from harness.evox.prefilter import prefilter
-from harness.evox.records import Labels
-from harness.evox.sandbox import ContainerLimits, StrategyFactory
-from harness.evox.strategies import INFRA_RETRIES, RemoteStrategy, report_faults
-from harness.evox.valid import ValidConfig
+from scaffolds.evox.chain import Emit
+from scaffolds.evox.client import StrategyClient
+from scaffolds.evox.descriptor import describe_change
+from scaffolds.evox.factory import ContainerLimits, StrategyFactory, remote_strategy
+from scaffolds.evox.guide import gather_insight
+from scaffolds.evox.history import StrategyHistory, StrategyRecord
+from scaffolds.evox.meta import build_prompt, read_strategy
+from scaffolds.evox.prefilter import prefilter
+from scaffolds.evox.records import Labels
+from scaffolds.evox.strategies import INFRA_RETRIES, RemoteStrategy, report_faults
+from scaffolds.evox.valid import ValidConfig
 
 __all__ = ["Rewrite", "StrategyEvolver", "Validator"]
 
@@ -121,16 +121,7 @@ class StrategyEvolver:
 
     def remote(self, strategy_id: str, source: str, seed: int) -> RemoteStrategy:
         """A (not yet booted) strategy server that survives infrastructure faults."""
-        return RemoteStrategy(
-            strategy_id,
-            source,
-            self.factory.client(self.limits),
-            labels=self.labels,
-            seed=seed,
-            bulk_deadline_s=self.limits.bulk_s,
-            respawn=lambda: self.factory.client(self.limits),
-            recover=self.factory.recover,
-        )
+        return remote_strategy(self.factory, self.limits, self.labels, strategy_id, source, seed)
 
     def strategy_seed(self, strategy_id: str) -> int:
         return derive_seed(self.run_seed, f"strategy:{strategy_id}") % (1 << 31)

@@ -26,8 +26,8 @@ import itertools
 from typing import Any
 
 from harness.core.errors import StrategyError
-from harness.evox.transport import Transport
 from harness.sandbox.usage import Meter
+from scaffolds.evox.transport import Transport
 
 __all__ = ["StrategyCallError", "StrategyClient"]
 

@@ -26,17 +26,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.core.errors import StrategyError
-from harness.core.population import BasePopulation
+from harness.core.population import PopulationView
 from harness.core.records import Program, Selection
-from harness.evox.records import Labels, resolve
-from harness.evox.strategies import SeedStrategy, Strategy, report_faults
+from scaffolds.evox.records import Labels, resolve
+from scaffolds.evox.strategies import SeedStrategy, Strategy, report_faults
 
 __all__ = ["Emit", "StrategyChain"]
 
 Emit = Callable[..., None]
 
 
-def _in_order(population: BasePopulation) -> list[Program]:
+def _in_order(population: PopulationView) -> list[Program]:
     return sorted(population.programs(), key=lambda p: p.iteration)
 
 
@@ -50,7 +50,7 @@ class StrategyChain:
 
     # -- the two runtime calls -----------------------------------------------------------------
     async def select(
-        self, population: BasePopulation, k: int, iteration: int, emit: Emit
+        self, population: PopulationView, k: int, iteration: int, emit: Emit
     ) -> Selection:
         """The active strategy's choice for ``iteration``, falling back as often as needed."""
         while True:
@@ -74,7 +74,7 @@ class StrategyChain:
                 emit("strategy_retry", iteration=iteration, op="sample", strategy=self.active.id)
 
     async def add(
-        self, programs: Sequence[Program], population: BasePopulation, iteration: int, emit: Emit
+        self, programs: Sequence[Program], population: PopulationView, iteration: int, emit: Emit
     ) -> None:
         """Feed programs to the active strategy (a failure restores the previous one, which then
         receives these and every other program it is missing)."""
@@ -118,7 +118,7 @@ class StrategyChain:
             error=str(exc)[:1000],
         )
 
-    async def _restore(self, population: BasePopulation, iteration: int, emit: Emit) -> None:
+    async def _restore(self, population: PopulationView, iteration: int, emit: Emit) -> None:
         broken = self.active
         self.broken.append(broken.id)
         candidates = [c for c in (self.fallback, self.seed) if c is not None]

@@ -1,11 +1,11 @@
 """Where strategy servers run: a factory of strategy clients over a sandbox session backend.
 
 A run's factory is built from the :class:`~harness.sandbox.sessions.SessionBackend` its
-Runtime serves (``BuildEnv.strategy_sessions``): hardened containers under the Runtime's
-container cap, canaries and orphan reaping, or, when the run explicitly chose
-``evaluator.sandbox: local``, host subprocesses (UNSAFE for LLM-written code).  EvoX never picks
-the sandbox itself.  :func:`make_factory` makes one outside any run (``galapagos strategy
-validate``, tests).
+Runtime serves (the ``sessions`` a block gets, see :mod:`harness.core.blocks`): hardened
+containers under the Runtime's container cap, canaries and orphan reaping, or, when the run
+explicitly chose ``evaluator.sandbox: local``, host subprocesses (UNSAFE for LLM-written code).
+EvoX never picks the sandbox itself.  :func:`make_factory` makes one outside any run
+(``galapagos strategy validate``, tests).
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ import logging
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from harness.evox.client import StrategyClient
-from harness.evox.transport import SessionTransport
 from harness.sandbox.protocol import Limits
 from harness.sandbox.sessions import LocalSessions, SessionBackend, SessionSpec, make_sessions
+from scaffolds.evox.client import StrategyClient
+from scaffolds.evox.records import Labels
+from scaffolds.evox.strategies import RemoteStrategy
+from scaffolds.evox.transport import SessionTransport
 
 __all__ = [
     "ContainerLimits",
@@ -25,6 +27,7 @@ __all__ = [
     "SessionStrategyFactory",
     "StrategyFactory",
     "make_factory",
+    "remote_strategy",
 ]
 
 log = logging.getLogger(__name__)
@@ -115,4 +118,26 @@ def make_factory(
         return LocalStrategyFactory()
     return SessionStrategyFactory(
         make_sessions("docker", engine_wait_s=engine_wait_s), image=image, run_id=run_id
+    )
+
+
+def remote_strategy(
+    factory: StrategyFactory,
+    limits: ContainerLimits,
+    labels: Labels,
+    strategy_id: str,
+    source: str,
+    seed: int,
+) -> RemoteStrategy:
+    """A (not yet booted) strategy server in ``factory``'s sandboxes that survives
+    infrastructure faults (it restarts its server and replays its calls)."""
+    return RemoteStrategy(
+        strategy_id,
+        source,
+        factory.client(limits),
+        labels=labels,
+        seed=seed,
+        bulk_deadline_s=limits.bulk_s,
+        respawn=lambda: factory.client(limits),
+        recover=factory.recover,
     )

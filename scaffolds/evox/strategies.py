@@ -23,8 +23,8 @@ from typing import Any, Protocol, TypeVar
 from harness.core.errors import InfrastructureFault, StrategyError
 from harness.core.records import Program
 from harness.core.rng import rng_from_state, rng_state
-from harness.evox.client import StrategyClient
-from harness.evox.records import Answer, Labels, decode_answer, program_record
+from scaffolds.evox.client import StrategyClient
+from scaffolds.evox.records import Answer, Labels, decode_answer, program_record
 
 __all__ = ["SEED_ID", "RemoteStrategy", "SeedStrategy", "Strategy", "report_faults"]
 
@@ -88,7 +88,7 @@ class SeedStrategy:
 
 
 class RemoteStrategy:
-    """An LLM-written strategy served from its own sandbox (see :mod:`harness.evox.transport`)."""
+    """An LLM-written strategy served from its own sandbox (see :mod:`scaffolds.evox.transport`)."""
 
     def __init__(
         self,
