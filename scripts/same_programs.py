@@ -110,6 +110,15 @@ def record(path: Path, iterations: int, docker: bool) -> None:
     path.write_text(json.dumps({"iterations": iterations, "runs": runs}, indent=1))
 
 
+def _comparable(part: str, value: Any) -> Any:
+    """LLM calls made concurrently within one iteration (EvoX's two guide calls) are stored in
+    the order they finish, which varies from run to run: compare them sorted within their
+    (iteration, attempt)."""
+    if part != "llm_calls" or not isinstance(value, list):
+        return value
+    return sorted(value, key=lambda call: (call[0], call[1], str(call[2:])))
+
+
 def compare(before: Path, after: Path) -> int:
     a = json.loads(before.read_text())["runs"]
     b = json.loads(after.read_text())["runs"]
@@ -120,7 +129,7 @@ def compare(before: Path, after: Path) -> int:
             differ += 1
             continue
         for part in ("error", "status", "programs", "llm_calls"):
-            x, y = a[key].get(part), b[key].get(part)
+            x, y = _comparable(part, a[key].get(part)), _comparable(part, b[key].get(part))
             if x != y:
                 differ += 1
                 if isinstance(x, list) and isinstance(y, list):
