@@ -184,19 +184,22 @@ def _made_by(store: StoreReader, run_id: str) -> str | None:
     return f"{payload.get('galapagos')}" + (f" ({str(commit)[:10]})" if commit else "")
 
 
-def _aggregate(
-    scaffold: str, task: str, cells: list[dict[str, Any]], card: dict[str, Any]
-) -> dict[str, Any]:
-    # A failed run's score is the failure's 0, not a result: it counts in ``failed_runs``.
-    scored = [c for c in cells if c["best_score"] is not None and c["status"] != "failed"]
-    values = [float(c["best_score"]) for c in scored]
-    mean = statistics.fmean(values) if values else None
-    to99 = [c["iterations_to_99"] for c in scored if c["iterations_to_99"] is not None]
-    known = card["best_known"]
-    gap = None
-    if mean is not None and known is not None and known != 0:
-        gap = (known - mean) / abs(known)
-    ci = bootstrap_ci(values) if values else (None, None)
+def _stats(values: list[float]) -> dict[str, Any]:
+    """Best, mean, spread and bootstrap interval of the seeds' scores (None without any)."""
+    if not values:
+        return {"best": None, "mean": None, "std": None, "ci_low": None, "ci_high": None}
+    low, high = bootstrap_ci(values)
+    return {
+        "best": max(values),
+        "mean": statistics.fmean(values),
+        "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+        "ci_low": low,
+        "ci_high": high,
+    }
+
+
+def _raw_metric(scored: list[dict[str, Any]], card: dict[str, Any]) -> dict[str, Any]:
+    """The card's own metric (in its own direction) over the scored seeds."""
     metric = card["metric"]
     raws = [
         float(c["best_metrics"][metric])
@@ -205,21 +208,36 @@ def _aggregate(
     ]
     pick = min if card["direction"] == "minimize" else max
     return {
-        "scaffold": scaffold,
-        "task": task,
-        "seeds": len(values),
-        "complete": sum(1 for c in scored if c["status"] == "completed"),
-        "best": max(values) if values else None,
-        "mean": mean,
-        "std": statistics.stdev(values) if len(values) > 1 else (0.0 if values else None),
-        "ci_low": ci[0],
-        "ci_high": ci[1],
         "raw_metric": metric,
         "direction": card["direction"],
         "best_raw": pick(raws) if raws else None,
         "mean_raw": statistics.fmean(raws) if raws else None,
-        "best_known": known,
-        "gap": gap,
+    }
+
+
+def _gap(mean: float | None, known: float | None) -> float | None:
+    if mean is None or known is None or known == 0:
+        return None
+    return (known - mean) / abs(known)
+
+
+def _aggregate(
+    scaffold: str, task: str, cells: list[dict[str, Any]], card: dict[str, Any]
+) -> dict[str, Any]:
+    # A failed run's score is the failure's 0, not a result: it counts in ``failed_runs``.
+    scored = [c for c in cells if c["best_score"] is not None and c["status"] != "failed"]
+    values = [float(c["best_score"]) for c in scored]
+    stats = _stats(values)
+    to99 = [c["iterations_to_99"] for c in scored if c["iterations_to_99"] is not None]
+    return {
+        "scaffold": scaffold,
+        "task": task,
+        "seeds": len(values),
+        "complete": sum(1 for c in scored if c["status"] == "completed"),
+        **stats,
+        **_raw_metric(scored, card),
+        "best_known": card["best_known"],
+        "gap": _gap(stats["mean"], card["best_known"]),
         "iterations_to_99": statistics.fmean(to99) if to99 else None,
         "evaluations": sum(c["evaluations"] for c in cells),
         "failed_iterations": sum(c["failed_iterations"] for c in cells),
@@ -230,29 +248,43 @@ def _aggregate(
     }
 
 
-def provenance(name: str, matrix: dict[str, Any], cells: list[dict[str, Any]]) -> dict[str, Any]:
-    """What produced the table's numbers (see the module docstring), with its caption line."""
+def _llm_identity(
+    cells: list[dict[str, Any]], planned: dict[str, Any]
+) -> tuple[str, list[str], str, str | None, list[str]]:
+    """(label, models, provider, host, the distinct model labels) of the cells' runs, or of
+    what the matrix asked for when no run exists yet."""
     llms = [c["llm"] for c in cells if c["llm"]]
-    planned = matrix.get("llm") or {}
     mixed = sorted({f"{x['label']} @ {x['host']}" if x["host"] else x["label"] for x in llms})
-    if llms:
-        llm = llms[0]
-        models = list(dict.fromkeys(m for x in llms for m in x["models"]))
-        provider, host, label = llm["provider"], llm["host"], llm["label"]
-        if len(mixed) > 1:  # a cell resumed elsewhere: say so, never pass it off as one model
-            label = "MIXED MODELS (" + "; ".join(mixed) + ")"
-    else:  # no run yet: what the matrix asked for
+    if not llms:
         models = list(planned.get("models") or [])
         provider = "offline" if planned.get("provider") == "offline" else "openai-compatible"
-        host, label = None, OFFLINE_LABEL if provider == "offline" else " + ".join(models)
-    offline = provider == "offline" and len(mixed) <= 1
-    some_offline = any(x["provider"] == "offline" for x in llms)
+        label = OFFLINE_LABEL if provider == "offline" else " + ".join(models)
+        return label, models, provider, None, mixed
+    first = llms[0]
+    models = list(dict.fromkeys(m for x in llms for m in x["models"]))
+    label = first["label"]
+    if len(mixed) > 1:  # a cell resumed elsewhere: say so, never pass it off as one model
+        label = "MIXED MODELS (" + "; ".join(mixed) + ")"
+    return label, models, first["provider"], first["host"], mixed
+
+
+def _task_versions(cells: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Each task's distinct content hashes (8 characters) over the cells, in first-seen order."""
     tasks: dict[str, list[str]] = {}
     for cell in cells:
         if cell["task_hash"]:
-            tasks.setdefault(cell["task"], [])
-            if cell["task_hash"][:8] not in tasks[cell["task"]]:
-                tasks[cell["task"]].append(cell["task_hash"][:8])
+            hashes = tasks.setdefault(cell["task"], [])
+            if cell["task_hash"][:8] not in hashes:
+                hashes.append(cell["task_hash"][:8])
+    return tasks
+
+
+def provenance(name: str, matrix: dict[str, Any], cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """What produced the table's numbers (see the module docstring), with its caption line."""
+    label, models, provider, host, mixed = _llm_identity(cells, matrix.get("llm") or {})
+    offline = provider == "offline" and len(mixed) <= 1
+    some_offline = any(c["llm"]["provider"] == "offline" for c in cells if c["llm"])
+    tasks = _task_versions(cells)
     made_by = sorted({c["made_by"] for c in cells if c["made_by"]})
     seeds, iterations = len(matrix.get("seeds") or []), int(matrix.get("iterations") or 0)
     if offline:
