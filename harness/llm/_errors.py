@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import openai
 
 from harness.core.errors import LLMError, LLMTimeout, LLMUnavailable
+from harness.core.redact import redact_url
 
 __all__ = ["Failure", "classify"]
 
@@ -62,7 +63,8 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
 
 def classify(exc: BaseException, ep: Endpoint) -> Failure:
     """Turn an exception from one request into a harness error plus a retry decision."""
-    where = f"model {ep.model!r} at {ep.base_url}"
+    url = redact_url(ep.base_url)  # an error text may reach the store and the hub
+    where = f"model {ep.model!r} at {url}"
     if isinstance(exc, TimeoutError | openai.APITimeoutError):
         return Failure(
             LLMTimeout(
@@ -74,7 +76,7 @@ def classify(exc: BaseException, ep: Endpoint) -> Failure:
     if isinstance(exc, openai.APIConnectionError):
         return Failure(
             LLMUnavailable(
-                f"LLM endpoint {ep.base_url} is unreachable ({_connect_reason(exc)}): check that "
+                f"LLM endpoint {url} is unreachable ({_connect_reason(exc)}): check that "
                 "the server is running and that llm.api_base, --api-base or OPENAI_BASE_URL "
                 "point at it"
             ),
@@ -86,7 +88,7 @@ def classify(exc: BaseException, ep: Endpoint) -> Failure:
         if status in (401, 403):
             unset = "" if ep.key else " (the variable is not set)"
             msg = (
-                f"authentication failed at {ep.base_url} (HTTP {status}): check the API key in "
+                f"authentication failed at {url} (HTTP {status}): check the API key in "
                 f"${ep.key_env}{unset}"
             )
             return Failure(LLMError(msg), retryable=False)

@@ -22,6 +22,7 @@ import openai
 
 from harness.core.errors import LLMError, LLMUnavailable
 from harness.core.records import LLMCall, Prompt
+from harness.core.redact import redact_url
 from harness.core.rng import rng_from_state, rng_state
 from harness.llm._errors import Endpoint, classify
 from harness.llm.config import GUIDE_PURPOSES, PURPOSE_HEADER, ModelConfig, ResolvedLLM
@@ -96,6 +97,11 @@ class LLMClient:
     def base_url(self) -> str:
         return str(self.settings.api_base)
 
+    @property
+    def shown_url(self) -> str:
+        """The base URL as errors show it: credentials in it masked (it may reach the store)."""
+        return str(redact_url(self.base_url))
+
     def bind(self, *, seed: int) -> SeededLLM:
         return SeededLLM(self, seed)
 
@@ -157,7 +163,7 @@ class LLMClient:
         self, response: Any, model: ModelConfig, prompt: Prompt, latency: float, purpose: str
     ) -> LLMCall:
         if not response.choices:
-            raise LLMError(f"model {model.name!r} at {self.base_url} returned no choices")
+            raise LLMError(f"model {model.name!r} at {self.shown_url} returned no choices")
         text = response.choices[0].message.content or ""
         usage = response.usage
         prompt_tokens = (
@@ -207,7 +213,7 @@ class LLMClient:
         except openai.APIStatusError as exc:
             if exc.status_code in (404, 405, 501):
                 raise LLMUnavailable(
-                    f"{self.base_url} does not speak the OpenAI chat-completions protocol "
+                    f"{self.shown_url} does not speak the OpenAI chat-completions protocol "
                     f"(GET /models: 404, POST /chat/completions: HTTP {exc.status_code}); point "
                     "--api-base (or llm.api_base) at an OpenAI-compatible base URL, usually "
                     "ending in /v1"
@@ -217,7 +223,7 @@ class LLMClient:
             raise classify(exc, self._endpoint(model)).error from exc
         if not getattr(response, "choices", None):
             raise LLMUnavailable(
-                f"{self.base_url} answered POST /chat/completions without choices; it is not "
+                f"{self.shown_url} answered POST /chat/completions without choices; it is not "
                 "an OpenAI-compatible chat endpoint"
             )
 

@@ -211,6 +211,19 @@ async def test_unreachable_endpoint_is_llm_unavailable_with_a_clear_message() ->
     await client.aclose()
 
 
+async def test_an_error_masks_credentials_in_the_endpoint_url() -> None:
+    # Some gateways take credentials in the URL; an error text reaches the store and the hub.
+    port = _free_port()
+    base = f"http://user:hunter2-pass@127.0.0.1:{port}/v1?api-key=sk-url-secret-99"
+    client = LLMClient(settings(base), rng=random.Random(0), sleep=Sleeps())
+    with pytest.raises(LLMUnavailable) as caught:
+        await client.generate(PROMPT)
+    message = str(caught.value)
+    assert f"127.0.0.1:{port}" in message and "***" in message
+    assert "hunter2-pass" not in message and "sk-url-secret-99" not in message
+    await client.aclose()
+
+
 async def test_check_endpoint_reports_models_the_endpoint_does_not_list() -> None:
     with start_offline_server() as server:
         models = (ModelConfig(name="galapagos-offline"), ModelConfig(name="gpt-x"))
