@@ -141,7 +141,7 @@ def test_a_container_killed_from_outside_is_retried_with_the_same_result(
     evaluator = TaskEvaluator(task, backend, run_id="chaos-kill")
     code = task.initial_program or ""
     slow = code.replace(
-        "def run_packing():", "def run_packing():\n    import time\n    time.sleep(2)"
+        "def run_packing():", "def run_packing():\n    import time\n    time.sleep(5)"
     )
     assert slow != code
     client = docker.from_env()
@@ -151,7 +151,7 @@ def test_a_container_killed_from_outside_is_retried_with_the_same_result(
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not killed:
             for c in client.containers.list(filters={"label": "galapagos.program=victim"}):
-                time.sleep(0.8)  # the job is delivered and running
+                time.sleep(2.5)  # the job is delivered and running (its runner ready, even loaded)
                 c.kill() if disturb == "kill" else c.remove(force=True)
                 killed.append(c.name)
                 return

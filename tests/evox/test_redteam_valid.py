@@ -135,7 +135,7 @@ async def test_a_slow_add_is_stopped_on_its_first_call(factory: StrategyFactory)
     assert failed_at(report) == ("single_add", "call_time")  # the very first add()
     assert failed.detail.startswith("add() used ") and "and was stopped" in failed.detail
     used = float(failed.detail.removeprefix("add() used ").split(" s ", 1)[0])
-    assert used > TEST_VALID.max_call_s
+    assert used >= TEST_VALID.max_call_s  # over it, as the detail rounds it (to 0.01 s)
     # load, __init__ and the one add(): judged long before any stress run.
     assert report.resources["calls"] <= 3, report.resources
 
