@@ -156,12 +156,13 @@ def run(
 ) -> None:
     """Run a scaffold on a task (a compat folder without --scaffold: its own method), or rerun
     an export (--from FOLDER)."""
-    from harness.export import is_bundle, plan_rerun
     from harness.runs import open_store, plan_run, seed_from_run
 
     models = _models(model)
     origin = None
-    if from_run is not None and is_bundle(from_run):
+    if from_run is not None and _is_bundle(from_run):
+        from harness.export import plan_rerun
+
         given = {
             "--task": task, "--scaffold": scaffold, "--iterations": iterations, "--seed": seed,
             "--config": config, "--set": set_, "--max-cost": max_cost, "--max-tokens": max_tokens,
@@ -296,6 +297,13 @@ def resume(
         models=_models(model),
     )
     _drive(plan, st, as_json, quiet=quiet, hint=store_hint(store), ray_address=ray_address)
+
+
+def _is_bundle(path: str) -> bool:
+    """``--from`` names an export folder (imported only then: the exporter is not light)."""
+    from harness.export import is_bundle
+
+    return is_bundle(path)
 
 
 def _drive(
