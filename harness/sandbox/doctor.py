@@ -302,8 +302,17 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
 
 async def startup_canaries() -> None:
     """Fail closed before a run: raise :class:`SandboxError` if a start-up canary escapes or is
-    mis-scored (:data:`STARTUP_CANARIES`: two jobs in one container, well under a second)."""
-    failed = [c for c in await _canaries(STARTUP_CANARIES) if not c.ok]
+    mis-scored (:data:`STARTUP_CANARIES`: two jobs in one container, well under a second).
+    Canaries ``galapagos run`` started before planning (:mod:`harness.sandbox.early`) are
+    judged here, waited for if still running; otherwise they run now."""
+    from harness.sandbox.early import take_early_verdict
+
+    early = take_early_verdict()
+    if early is not None:
+        checks = await asyncio.wrap_future(early)
+    else:
+        checks = await _canaries(STARTUP_CANARIES)
+    failed = [c for c in checks if not c.ok]
     if failed:
         first = failed[0]
         raise SandboxError(
