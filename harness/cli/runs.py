@@ -21,6 +21,7 @@ from harness.cli._output import (
     open_existing_store,
     out,
     print_json,
+    state,
     store_for_listing,
     store_for_writing,
     store_hint,
@@ -406,6 +407,8 @@ def _drive(
     bar.stop()
     run = store.get_run(summary.run_id)
     data = _report(store, run, summary, as_json, hint=hint)
+    store.close()
+    state.exit_at_once = True  # the run's containers are gone, its store closed
     if summary.status == "interrupted":
         # Ctrl-C/SIGTERM: 130; stopped by the infrastructure (the engine stayed down): 1.
         raise typer.Exit(code=1 if run.error else 130)

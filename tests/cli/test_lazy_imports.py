@@ -17,15 +17,23 @@ from tests.cli.helpers import ROOT, cli_env
 #: Runs the CLI with the given arguments, then prints the scaffold and exporter modules loaded.
 PROBE = """
 import json, sys
+import harness.cli._output as output
+
+def report(code):
+    loaded = sorted(m for m in sys.modules if m.startswith(("scaffolds.", "harness.export")))
+    print(json.dumps({"code": code, "loaded": loaded}), file=sys.stderr, flush=True)
+
+exit_now = output._exit_now
+def reported_exit(code):  # a run ends with os._exit: report just before
+    report(code or 0)
+    exit_now(code)
+output._exit_now = reported_exit
 sys.argv = ["galapagos", *sys.argv[1:]]
 from harness.cli import main
-code = 0
 try:
     main()
 except SystemExit as exc:
-    code = exc.code or 0
-loaded = sorted(m for m in sys.modules if m.startswith(("scaffolds.", "harness.export")))
-print(json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
+    report(exc.code or 0)
 """
 
 
