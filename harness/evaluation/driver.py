@@ -20,6 +20,7 @@ and stage as container labels, so containers can be reaped per run.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
@@ -139,10 +140,28 @@ class TaskEvaluator(BaseEvaluator):
             )
 
     async def evaluate(self, code: str, *, program_id: str, iteration: int) -> EvalResult:
-        if not self._checked:
-            await self.preflight()
         if not self._prewarmed:
             await self.prewarm()
+        if self._checked:
+            return await self._evaluate_once(code, program_id, iteration)
+        # The first evaluation (the seed's) runs alongside the preflight probe (its own
+        # container), and returns only after it: a missing need stops the run and the
+        # evaluation is dropped, never recorded (as when the probe ran first).
+        self._checked = True
+        probe = asyncio.ensure_future(self.preflight())
+        try:
+            result = await self._evaluate_once(code, program_id, iteration)
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # cancelled: so is the probe
+                probe.cancel()
+            (checked,) = await asyncio.gather(probe, return_exceptions=True)
+            if isinstance(checked, RunFailed):  # a missing package explains the failure
+                raise checked from None
+            raise
+        await probe
+        return result
+
+    async def _evaluate_once(self, code: str, program_id: str, iteration: int) -> EvalResult:
         merged: dict[str, Any] = {}
         artifacts: dict[str, str] = {}
         summaries: list[dict[str, Any]] = []

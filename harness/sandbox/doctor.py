@@ -232,7 +232,11 @@ def _engine_checks(client: docker.DockerClient) -> list[Check]:
     return checks
 
 
-async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
+async def _canaries(
+    names: tuple[str, ...] | None = None, verdict: Callable[[list[Check]], None] | None = None
+) -> list[Check]:
+    """The canaries' checks; ``verdict`` is told them before their container is removed (a
+    run waiting for them need not wait for the removal too)."""
     from harness.sandbox.docker_backend import DockerBackend
 
     chosen = {n: CANARIES[n] for n in (names or tuple(CANARIES))}
@@ -240,7 +244,7 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
     # one before it ran in (a fresh box each), unless that one retired (a timeout, an OOM kill).
     backend = DockerBackend(pool_size=1, pool_creators=0, build=False)
 
-    def verdict(name: str, result: EvalResult) -> Check:
+    def judge(name: str, result: EvalResult) -> Check:
         _, statuses, what, extra = chosen[name]
         ok = result.status in statuses and extra(result)
         why = result.error.strip() or f"metrics {dict(result.metrics)}"
@@ -265,10 +269,10 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
         )
         result = await backend.run(job)
         if alone:
-            return [verdict(group[0], result)]
+            return [judge(group[0], result)]
         # Each canary judged on its own score; the output they printed is shared.
         return [
-            verdict(
+            judge(
                 name,
                 dataclasses.replace(
                     result,
@@ -295,6 +299,8 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
                     "the user namespaces boxes need: slower, as safe)",
                 )
             )
+        if verdict is not None:
+            verdict(checks)
         return checks
     finally:
         await backend.aclose()

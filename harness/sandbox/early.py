@@ -9,8 +9,9 @@ needed) at the same point as before, before the run's first container exists, an
 failed canary as before; no candidate runs until it returned.
 
 :func:`canaries_started_early` owns the thread: on leaving it, a verdict nobody took (the plan
-failed, the run used no Docker sandbox) is waited for, so its container is removed before the
-process exits (the thread is not a daemon either).
+failed, the run used no Docker sandbox) is waited for, and in every case the thread is joined,
+so the canaries' container is removed before the process exits (the thread is not a daemon
+either).
 """
 
 from __future__ import annotations
@@ -29,12 +30,15 @@ _early: concurrent.futures.Future[Any] | None = None
 
 
 def _work(future: concurrent.futures.Future[Any]) -> None:
+    """The canaries; their verdict is handed over before their container is removed (the
+    thread ends after the removal)."""
     try:
         from harness.sandbox.doctor import STARTUP_CANARIES, _canaries
 
-        future.set_result(asyncio.run(_canaries(STARTUP_CANARIES)))
+        asyncio.run(_canaries(STARTUP_CANARIES, verdict=future.set_result))
     except BaseException as exc:  # handed to whoever takes the verdict
-        future.set_exception(exc)
+        if not future.done():
+            future.set_exception(exc)
 
 
 @contextlib.contextmanager
@@ -42,23 +46,25 @@ def canaries_started_early(enabled: bool = True) -> Iterator[None]:
     """Run the start-up canaries in a thread for the ``with`` block (see the module docstring)."""
     global _early
     future: concurrent.futures.Future[Any] | None = None
+    thread: threading.Thread | None = None
     if enabled:
         future = concurrent.futures.Future()
         with _lock:
             _early = future
-        threading.Thread(
+        thread = threading.Thread(
             target=_work, args=(future,), name="galapagos-early-canaries", daemon=False
-        ).start()
+        )
+        thread.start()
     try:
         yield
     finally:
-        if future is not None:
+        if future is not None and thread is not None:
             with _lock:
                 if _early is future:
                     _early = None
-            # Not taken, or taken and abandoned: its container is gone once it finished.
-            with contextlib.suppress(BaseException):
-                future.exception()
+            # Taken or not, the canaries' container is gone once the thread ended (the
+            # process may leave with os._exit after this, which joins no thread).
+            thread.join()
 
 
 def take_early_verdict() -> concurrent.futures.Future[Any] | None:
