@@ -247,6 +247,7 @@ def run(
 
 
 @guard
+@_early_canaries
 def resume(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     max_tokens: Annotated[
