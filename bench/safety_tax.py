@@ -132,10 +132,10 @@ def galapagos_env(api_base: str) -> dict[str, str]:
     return env
 
 
-def compile_galapagos() -> None:
+def compile_galapagos(root: Path = ROOT) -> None:
     """Compile the checkout's Python code into :data:`PYCACHE` (what ``pip install`` does)."""
     env = galapagos_env("")
-    folders = [str(ROOT / name) for name in ("harness", "scaffolds", "strategy_tests")]
+    folders = [str(root / name) for name in ("harness", "scaffolds", "strategy_tests")]
     subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], env=env, check=True,
                    stdout=subprocess.DEVNULL)  # fmt: skip
 
