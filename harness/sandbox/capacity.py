@@ -65,6 +65,11 @@ class CappedBackend:
         async with self.slot:
             return await self.inner.run(job)
 
+    def image_id(self, name: str) -> str | None:
+        """The content id of image ``name`` (blocking), if the backend can name it."""
+        find = getattr(self.inner, "image_id", None)
+        return find(name) if find is not None else None
+
     async def prewarm(self, job: Job) -> None:
         prewarm = getattr(self.inner, "prewarm", None)
         if prewarm is not None:
