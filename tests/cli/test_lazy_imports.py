@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness.core.registry import list_scaffolds
 from tests.cli.helpers import ROOT, cli_env
 
@@ -66,6 +68,7 @@ def test_listing_blocks_imports_every_scaffold_package(tmp_path: Path) -> None:
     assert {"adaevolve_paradigms", "map_elites_islands", "evolved_strategy_store"} <= names
 
 
+@pytest.mark.slow
 def test_a_run_imports_only_its_own_scaffold_and_not_the_exporter(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     run = ("run", "-t", "function_minimization", "-i", "2", "--sandbox", "local", "--json")
@@ -76,6 +79,7 @@ def test_a_run_imports_only_its_own_scaffold_and_not_the_exporter(tmp_path: Path
     assert loaded == {"openevolve"}
 
 
+@pytest.mark.slow
 def test_a_composition_naming_another_packages_block_loads_that_package(tmp_path: Path) -> None:
     composition = tmp_path / "mixed.yaml"
     composition.write_text(
