@@ -11,7 +11,7 @@ failed canary as before; no candidate runs until it returned.
 :func:`canaries_started_early` owns the thread: on leaving it, a verdict nobody took (the plan
 failed, the run used no Docker sandbox) is waited for, and in every case the thread is joined,
 so the canaries' container is removed before the process exits (the thread is not a daemon
-either).
+either); SIGTERM meanwhile ends the command through that same wait (exit 143).
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import signal
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["canaries_started_early", "take_early_verdict"]
@@ -55,9 +57,12 @@ def canaries_started_early(enabled: bool = True) -> Iterator[None]:
             target=_work, args=(future,), name="galapagos-early-canaries", daemon=False
         )
         thread.start()
+    restore = _stop_on_sigterm() if enabled else None
     try:
         yield
     finally:
+        if restore is not None:
+            restore()
         if future is not None and thread is not None:
             with _lock:
                 if _early is future:
@@ -65,6 +70,26 @@ def canaries_started_early(enabled: bool = True) -> Iterator[None]:
             # Taken or not, the canaries' container is gone once the thread ended (the
             # process may leave with os._exit after this, which joins no thread).
             thread.join()
+
+
+def _stop_on_sigterm() -> Callable[[], None] | None:
+    """Until the run's own handlers take over, SIGTERM ends the command through this block's
+    ``finally`` (exit 143) instead of killing it before the canaries' container is removed."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_term(signum: int, frame: object) -> None:
+        sys.stderr.write("terminated\n")
+        raise SystemExit(143)
+
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, on_term)
+
+    def restore() -> None:
+        if signal.getsignal(signal.SIGTERM) is on_term:
+            signal.signal(signal.SIGTERM, previous)
+
+    return restore
 
 
 def take_early_verdict() -> concurrent.futures.Future[Any] | None:

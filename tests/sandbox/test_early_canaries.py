@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -125,3 +126,24 @@ def test_a_failing_early_canary_fails_the_run_closed(
         with pytest.raises(SandboxError, match="canary:forgery"):
             asyncio.run(doctor.startup_canaries())
         assert early.take_early_verdict() is None  # taken by startup_canaries
+
+
+@pytest.mark.docker
+def test_sigterm_while_they_run_removes_their_container(sandbox_images: dict[str, str]) -> None:
+    """SIGTERM during planning (before the run's own handlers): exit 143, after the wait."""
+    import os
+    import signal
+
+    import docker
+
+    client = docker.from_env()
+    before = _ours(client)
+    previous = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as stopped, early.canaries_started_early():
+        started = early._early
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises here
+    assert stopped.value.code == 143
+    assert started is not None and started.done()
+    assert _ours(client) <= before
+    assert signal.getsignal(signal.SIGTERM) is previous  # the command's own handling again
