@@ -117,6 +117,29 @@ def env_for(api_base: str) -> dict[str, str]:
     return env
 
 
+#: Galapagos' bytecode, compiled once by :func:`compile_galapagos`.  The peers run from wheels,
+#: whose ``.pyc`` files pip wrote at install; Galapagos runs from this checkout (an editable
+#: install), which has none where ``PYTHONDONTWRITEBYTECODE`` is set (as in some shells here):
+#: without this every Galapagos process compiled ~140 modules (≈0.2–0.4 s) the peers never do.
+PYCACHE = Path(tempfile.gettempdir()) / "galapagos-bench-pycache"
+
+
+def galapagos_env(api_base: str) -> dict[str, str]:
+    """``env_for`` with Galapagos' bytecode as an installed package has it."""
+    env = env_for(api_base)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    return env
+
+
+def compile_galapagos(root: Path = ROOT) -> None:
+    """Compile the checkout's Python code into :data:`PYCACHE` (what ``pip install`` does)."""
+    env = galapagos_env("")
+    folders = [str(root / name) for name in ("harness", "scaffolds", "strategy_tests")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], env=env, check=True,
+                   stdout=subprocess.DEVNULL)  # fmt: skip
+
+
 # -- the three programs ------------------------------------------------------------------------
 
 
@@ -130,7 +153,7 @@ def galapagos_run(
         "--seed", str(seed), "--api-base", api_base, "-m", MODEL, "--store", str(store),
         "--json", "--quiet", *extra,
     ]  # fmt: skip
-    out = timed(cmd, env_for(api_base), cwd=work)
+    out = timed(cmd, galapagos_env(api_base), cwd=work)
     summary = json.loads(out["stdout"])
     out["run_s"] = float(summary["updated_at"]) - float(summary["created_at"])
     out["best"] = summary.get("best_score")
@@ -456,7 +479,7 @@ def section_cli(args: argparse.Namespace, report: Report) -> None:
             samples = []
             for _ in range(7):
                 t = time.perf_counter()
-                subprocess.run(cmd, capture_output=True, check=True)
+                subprocess.run(cmd, capture_output=True, check=True, env=galapagos_env(""))
                 samples.append(time.perf_counter() - t)
             report.row("cli", f"{label} (median of 7)", statistics.median(samples), "s",
                        ratio=None, goal=0.3, absolute=True)  # fmt: skip
@@ -539,6 +562,7 @@ def main() -> None:
     if shutil.which("docker") is None:
         raise SystemExit("the Docker CLI is missing: start the engine (scripts/docker-engine.sh)")
     report = Report()
+    compile_galapagos()
     print(f"conditions: {conditions()}", flush=True)
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]
     runners: dict[str, Callable[[], Any]] = {

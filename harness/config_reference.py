@@ -44,8 +44,10 @@ a config (keys come from the environment variable named by `llm.api_key_env`).
 Environment variables: `GALAPAGOS_STORE` (the run store, like `--store`), `GALAPAGOS_TASKS`
 (folders of your own named tasks, separated by `:`, added to the shipped tasks; a shipped
 task's name wins), `GALAPAGOS_PRICES` (a price table added to the shipped one, see
-docs/llm.md), `OPENAI_API_KEY` (or the variable `llm.api_key_env` names), `OPENAI_BASE_URL` /
-`OPENAI_API_BASE` (the endpoint when neither `--api-base` nor `llm.api_base` is given).
+docs/llm.md), `GALAPAGOS_CACHE_DIR` (what the sandbox images were found to have, see
+docs/sandbox.md; default `~/.cache/galapagos`), `OPENAI_API_KEY` (or the variable
+`llm.api_key_env` names), `OPENAI_BASE_URL` / `OPENAI_API_BASE` (the endpoint when neither
+`--api-base` nor `llm.api_base` is given).
 """
 
 

@@ -544,10 +544,13 @@ async def open_services(
             limits = dataclasses.replace(limits, memory_mb=ev.memory_mb)
 
         async def sandbox() -> TaskEvaluator:
-            backend = await shared.backend(ev, run_id)  # canaries once per runtime
+            # The run's first containers start while the canaries (once per runtime) run;
+            # their verdict gates every job of the backend, and the run's start.
+            backend = await shared.backend(ev, run_id, wait_for_canaries=False)
             evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
             try:
-                await evaluator.prewarm()  # the run's first containers start
+                await evaluator.prewarm()  # the run's first containers start (no job)
+                await backend.ready()  # the canaries passed (fail closed)
             except BaseException:
                 await evaluator.aclose()
                 raise

@@ -99,6 +99,8 @@ class Runtime:
     # -- sandbox ------------------------------------------------------------------------------
     async def canaries(self) -> None:
         """The Docker start-up canaries, once for the whole runtime (fail closed)."""
+        if self._canaries_passed:  # every job asks (CappedBackend.ready): no lock then
+            return
         async with self._guard():
             if self._canaries_passed:
                 return
@@ -108,12 +110,21 @@ class Runtime:
             await startup_canaries()
             self._canaries_passed = True
 
-    async def backend(self, ev: EvaluatorConfig, run_id: str | None) -> CappedBackend:
-        """A run's handle on the shared backend for ``ev``'s sandbox kind."""
+    async def backend(
+        self, ev: EvaluatorConfig, run_id: str | None, *, wait_for_canaries: bool = True
+    ) -> CappedBackend:
+        """A run's handle on the shared backend for ``ev``'s sandbox kind.
+
+        The start-up canaries gate every job of the handle (:meth:`CappedBackend.ready`);
+        ``wait_for_canaries=False`` returns it before they passed, so that the caller can
+        start its warm containers (no job) meanwhile and await ``ready()`` itself."""
         if self.cluster is not None and ev.sandbox == "docker":
             return await self._cluster_backend(ev, run_id)
-        backend, slot = await self._shared(ev)
-        return CappedBackend(backend, slot, run_id)
+        gated = ev.sandbox == "docker" and ev.canaries
+        if gated and wait_for_canaries:
+            await self.canaries()
+        backend, slot = await self._shared(ev, canaries=False)
+        return CappedBackend(backend, slot, run_id, gate=self.canaries if gated else None)
 
     async def _cluster_backend(self, ev: EvaluatorConfig, run_id: str | None) -> CappedBackend:
         assert self.cluster is not None
@@ -145,10 +156,12 @@ class Runtime:
             return DockerSessions(backend, slot=slot, run_id=run_id)
         return LocalSessions(slot=slot)
 
-    async def _shared(self, ev: EvaluatorConfig) -> tuple[SandboxBackend, SharedSlot]:
+    async def _shared(
+        self, ev: EvaluatorConfig, *, canaries: bool = True
+    ) -> tuple[SandboxBackend, SharedSlot]:
         from harness.sandbox import make_backend
 
-        if ev.sandbox == "docker" and ev.canaries:
+        if canaries and ev.sandbox == "docker" and ev.canaries:
             await self.canaries()
         async with self._guard():
             if self._slot is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -64,6 +65,9 @@ HELP_MARKUP = None
 
 class _State:
     debug = False
+    #: Set by a command that has closed everything it opened (a run: its containers removed,
+    #: its store closed): the process then exits without the interpreter's finalisation.
+    exit_at_once = False
 
 
 class Terminated(Exception):
@@ -254,7 +258,34 @@ def run_app(app: typer.Typer, prog_name: str) -> None:
     to the help, as every other error, instead of click's three-line block.
 
     typer 0.29 carries its own copy of click, whose exception classes are private: they are
-    told apart by the public base class and their attributes."""
+    told apart by the public base class and their attributes.
+
+    A command that set :attr:`_State.exit_at_once` (``run``/``resume``, once their containers
+    are removed and their store closed) exits at once with its code, output flushed: tearing
+    down the ~1,500 modules a run imported takes the interpreter 0.1–0.5 s, for nothing."""
+    try:
+        _run_app(app, prog_name)
+    except SystemExit as exc:
+        if state.exit_at_once:
+            _exit_now(exc.code)
+        raise
+
+
+def _exit_now(code: object) -> None:
+    import logging
+
+    if not isinstance(code, int):
+        if code is not None:
+            sys.stderr.write(f"{code}\n")
+        code = 0 if code is None else 1
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    logging.shutdown()
+    os._exit(code)
+
+
+def _run_app(app: typer.Typer, prog_name: str) -> None:
     try:
         code = app(prog_name=prog_name, standalone_mode=False)
     except typer.TyperException as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import signal
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from harness.cli._output import (
     open_existing_store,
     out,
     print_json,
+    state,
     store_for_listing,
     store_for_writing,
     store_hint,
@@ -60,7 +62,24 @@ def _models(model: list[str] | None) -> tuple[str, ...]:
     return tuple(name for item in (model or []) for name in item.split(",") if name.strip())
 
 
+def _early_canaries(func: Callable[..., None]) -> Callable[..., None]:
+    """``run`` with the sandbox's start-up canaries started at once, while the run is planned
+    (:mod:`harness.sandbox.early`: their verdict still gates the run's first container); not
+    for a local sandbox or a Ray cluster's nodes (they run their own)."""
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> None:
+        from harness.sandbox.early import canaries_started_early
+
+        docker = kwargs.get("sandbox") != "local" and kwargs.get("ray_address") is None
+        with canaries_started_early(docker):
+            func(**kwargs)
+
+    return wrapper
+
+
 @guard
+@_early_canaries
 def run(
     task: Annotated[
         str | None,
@@ -156,12 +175,13 @@ def run(
 ) -> None:
     """Run a scaffold on a task (a compat folder without --scaffold: its own method), or rerun
     an export (--from FOLDER)."""
-    from harness.export import is_bundle, plan_rerun
     from harness.runs import open_store, plan_run, seed_from_run
 
     models = _models(model)
     origin = None
-    if from_run is not None and is_bundle(from_run):
+    if from_run is not None and _is_bundle(from_run):
+        from harness.export import plan_rerun
+
         given = {
             "--task": task, "--scaffold": scaffold, "--iterations": iterations, "--seed": seed,
             "--config": config, "--set": set_, "--max-cost": max_cost, "--max-tokens": max_tokens,
@@ -227,6 +247,7 @@ def run(
 
 
 @guard
+@_early_canaries
 def resume(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     max_tokens: Annotated[
@@ -296,6 +317,13 @@ def resume(
         models=_models(model),
     )
     _drive(plan, st, as_json, quiet=quiet, hint=store_hint(store), ray_address=ray_address)
+
+
+def _is_bundle(path: str) -> bool:
+    """``--from`` names an export folder (imported only then: the exporter is not light)."""
+    from harness.export import is_bundle
+
+    return is_bundle(path)
 
 
 def _drive(
@@ -380,6 +408,8 @@ def _drive(
     bar.stop()
     run = store.get_run(summary.run_id)
     data = _report(store, run, summary, as_json, hint=hint)
+    store.close()
+    state.exit_at_once = True  # the run's containers are gone, its store closed
     if summary.status == "interrupted":
         # Ctrl-C/SIGTERM: 130; stopped by the infrastructure (the engine stayed down): 1.
         raise typer.Exit(code=1 if run.error else 130)

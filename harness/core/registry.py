@@ -8,7 +8,10 @@
   and defaults for any config key.  A user's composition file has the same format (plus an
   optional ``name``) and is accepted wherever a scaffold name is (``--scaffold my.yaml``).
 
-Discovery imports packages by name (``importlib``), so ``core`` depends on no block package.
+Discovery imports packages by name (``importlib``), so ``core`` depends on no block package, and
+only the packages a composition needs (:func:`catalog_for`): ``harness.components`` and the
+scaffold's own folder, the other scaffold packages only while a named block is still missing.
+:func:`block_catalog` (``galapagos blocks``, the config reference) imports them all.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from harness.core.config import (
     COMPONENT_SECTIONS,
     Composition,
     Layer,
+    LoopConfig,
     RunConfig,
     deep_merge,
     dotted_get,
@@ -45,6 +49,7 @@ __all__ = [
     "ScaffoldSpec",
     "block_catalog",
     "build_scaffold",
+    "catalog_for",
     "config_model",
     "get_spec",
     "list_blocks",
@@ -109,16 +114,85 @@ def list_scaffolds() -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "config.yaml").exists())
 
 
-@functools.cache
-def block_catalog() -> Mapping[str, Mapping[str, BlockSpec]]:
-    """Every named block by slot (``harness.components`` and the scaffold packages)."""
-    modules = ["harness.components"]
-    modules += [f"scaffolds.{name}" for name in list_scaffolds()]
-    blocks: list[Any] = []
-    for module_name in modules:
+#: The block modules imported so far, with their ``BLOCKS`` (see :func:`catalog_for`).
+_LOADED: dict[str, tuple[Any, ...]] = {}
+
+
+def _block_modules() -> list[str]:
+    """Every module that may define blocks, in catalog order."""
+    return ["harness.components", *(f"scaffolds.{name}" for name in list_scaffolds())]
+
+
+def _load(module_name: str) -> None:
+    if module_name not in _LOADED:
         module = importlib.import_module(module_name)
-        blocks.extend(getattr(module, "BLOCKS", ()))
-    return index(blocks)
+        _LOADED[module_name] = tuple(getattr(module, "BLOCKS", ()))
+
+
+@functools.cache
+def _index(modules: tuple[str, ...]) -> Mapping[str, Mapping[str, BlockSpec]]:
+    return index(make for name in modules for make in _LOADED[name])
+
+
+def _loaded_catalog() -> Mapping[str, Mapping[str, BlockSpec]]:
+    return _index(tuple(name for name in _block_modules() if name in _LOADED))
+
+
+def block_catalog() -> Mapping[str, Mapping[str, BlockSpec]]:
+    """Every named block by slot (``harness.components`` and every scaffold package)."""
+    for module_name in _block_modules():
+        _load(module_name)
+    return _loaded_catalog()
+
+
+def catalog_for(
+    named: Mapping[str, str], home: str | None = None
+) -> Mapping[str, Mapping[str, BlockSpec]]:
+    """A catalog holding the blocks ``named`` (slot → block name), importing only what it
+    takes: ``harness.components``, then the scaffold package ``home`` (the composition's own
+    folder), then the other scaffold packages one at a time while a name is still missing.  A
+    name found nowhere leaves the whole catalog loaded, so its error lists every valid block.
+    (Each scaffold package costs its imports: EvoX alone is ≈0.1 s; a run loads its own.)"""
+    _load("harness.components")
+    if home is not None:
+        _load(home)
+    catalog = _loaded_catalog()
+    missing = lambda: [n for s, n in named.items() if n not in catalog.get(s, {})]  # noqa: E731
+    if missing():
+        # Packages whose source spells a missing name first (a hint only: what counts is
+        # the package's BLOCKS once imported).
+        wanted = missing()
+        order = sorted(_block_modules(), key=lambda m: not _mentions(m, wanted))
+        for module_name in order:
+            if not missing():
+                break
+            _load(module_name)
+            catalog = _loaded_catalog()
+    return catalog
+
+
+def _mentions(module_name: str, names: list[str]) -> bool:
+    """Whether a scaffold package's source has one of ``names`` as a string literal."""
+    if not module_name.startswith("scaffolds."):
+        return False
+    folder = scaffolds_root() / module_name.split(".", 1)[1]
+    quoted = [f'"{n}"' for n in names] + [f"'{n}'" for n in names]
+    for path in folder.rglob("*.py"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if any(q in text for q in quoted):
+            return True
+    return False
+
+
+def _check(
+    composition: Composition, loop: LoopConfig | None = None, home: str | None = None
+) -> dict[str, BlockSpec]:
+    """:func:`check` against the blocks the composition names; an error is raised against the
+    whole catalog, so that its hints (the blocks that would fit) are complete."""
+    try:
+        return check(composition, catalog_for(composition.named(), home), loop)
+    except ConfigError:
+        return check(composition, block_catalog(), loop)
 
 
 def list_blocks() -> list[BlockSpec]:
@@ -140,7 +214,7 @@ def _composition(blocks: Any, source: str) -> Composition:
         raise ConfigError(f"{source}: blocks: {format_validation_error(exc, Composition)}") from exc
 
 
-def _spec_from_file(path: Path, name: str | None = None) -> ScaffoldSpec:
+def _spec_from_file(path: Path, name: str | None = None, *, checked: bool = True) -> ScaffoldSpec:
     data = read_yaml(path)
     file_name = data.pop("name", None)
     summary = str(data.pop("summary", "") or "")
@@ -151,20 +225,23 @@ def _spec_from_file(path: Path, name: str | None = None) -> ScaffoldSpec:
         defaults_data=data,
         summary_text=summary,
     )
-    check(spec.composition, block_catalog())
+    if checked:
+        home = path.parent.name if path.parent.parent == scaffolds_root() else None
+        _check(spec.composition, home=f"scaffolds.{home}" if home else None)
     return spec
 
 
-def get_spec(name: str) -> ScaffoldSpec:
-    """A shipped scaffold by name, or a composition file by path."""
+def get_spec(name: str, *, checked: bool = True) -> ScaffoldSpec:
+    """A shipped scaffold by name, or a composition file by path; ``checked=False``: its
+    blocks are not looked up (nothing is imported: a listing that only shows their names)."""
     valid = list_scaffolds()
     if name in valid:
-        return _spec_from_file(scaffolds_root() / name / "config.yaml", name)
+        return _spec_from_file(scaffolds_root() / name / "config.yaml", name, checked=checked)
     path = Path(name)
     if path.suffix in (".yaml", ".yml") or path.is_file():
         if not path.is_file():
             raise ConfigError(f"composition file {path} does not exist")
-        return _spec_from_file(path)
+        return _spec_from_file(path, checked=checked)
     raise ConfigError(
         f"unknown scaffold {name!r}; valid scaffolds: {', '.join(valid)} "
         "(or the path of a composition file)"
@@ -173,7 +250,7 @@ def get_spec(name: str) -> ScaffoldSpec:
 
 def config_model(composition: Composition) -> type[RunConfig]:
     """The run config model whose block sections are typed by ``composition``'s blocks."""
-    specs = check(composition, block_catalog())
+    specs = _check(composition)
     fields: dict[str, Any] = {}
     for slot in COMPONENT_SECTIONS:
         section = specs[slot].config
@@ -194,7 +271,7 @@ def validate_stored(config: Mapping[str, Any], *, source: str) -> RunConfig:
         validated = model.model_validate(dict(config))
     except ValidationError as exc:
         raise ConfigError(f"{source}: {format_validation_error(exc, model)}") from exc
-    check(validated.blocks, block_catalog(), validated.loop)
+    _check(validated.blocks, validated.loop)
     return validated
 
 
@@ -275,7 +352,7 @@ def load_config(
             below = deep_merge(below, layer)
         below["scaffold"] = spec.name
         validate_config(model, below, source=layers[:kept])
-    check(config.blocks, block_catalog(), config.loop)  # the loop options the blocks refuse
+    _check(config.blocks, config.loop)  # the loop options the blocks refuse
     return spec, config
 
 
@@ -298,8 +375,8 @@ def _known_keys(model: type[Any], patch: Mapping[str, Any]) -> dict[str, Any]:
 
 def build_scaffold(spec: ScaffoldSpec, config: RunConfig, env: BuildEnv) -> Scaffold:
     """The scaffold of ``config.blocks`` (the spec names it)."""
-    return assemble(spec.name, config, env, block_catalog())
+    return assemble(spec.name, config, env, catalog_for(config.blocks.named()))
 
 
 def describe_block(slot: str, name: str) -> BlockSpec:
-    return lookup(block_catalog(), slot, name)
+    return lookup(catalog_for({slot: name}), slot, name)

@@ -20,6 +20,7 @@ and stage as container labels, so containers can be reaped per run.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,7 +30,16 @@ from harness.core.errors import RunFailed, SandboxUnavailable
 from harness.core.evaluator import BaseEvaluator
 from harness.core.records import EvalResult
 from harness.core.scoring import is_failure
-from harness.evaluation.preflight import missing_message, needs_of, probe_job, read_probe
+from harness.evaluation.preflight import (
+    Needs,
+    known_complete,
+    missing_message,
+    needs_of,
+    probe_job,
+    probe_key,
+    read_probe,
+    remember_complete,
+)
 from harness.evaluation.task import CascadeStage, Task
 from harness.sandbox.protocol import Job, Limits, SandboxBackend
 
@@ -120,6 +130,9 @@ class TaskEvaluator(BaseEvaluator):
         needs = needs_of(task.path, evaluator, seed if seed.is_file() else None, card.language)
         if not needs:
             return
+        key = await self._probe_key(card.image, needs)
+        if key is not None and known_complete(key):
+            return  # this image's content had all of them when last asked: no probe container
         labels = {"galapagos.stage": "preflight"}
         if self.run_id:
             labels["galapagos.run"] = self.run_id
@@ -137,12 +150,44 @@ class TaskEvaluator(BaseEvaluator):
             raise RunFailed(
                 missing_message(task.name, card.image, needs, modules, commands, card.language)
             )
+        if key is not None:
+            remember_complete(key)
+
+    async def _probe_key(self, image: str, needs: Needs) -> str | None:
+        """The cache key of the probe (:func:`~harness.evaluation.preflight.probe_key`), when
+        the backend can name its image's content (Docker); else None: always probe."""
+        find = getattr(self.backend, "image_id", None)
+        if find is None:
+            return None
+        try:
+            image_id = await asyncio.to_thread(find, image)
+        except Exception:  # the probe itself will say what is wrong with the image
+            return None
+        return probe_key(image_id, needs) if image_id else None
 
     async def evaluate(self, code: str, *, program_id: str, iteration: int) -> EvalResult:
-        if not self._checked:
-            await self.preflight()
         if not self._prewarmed:
             await self.prewarm()
+        if self._checked:
+            return await self._evaluate_once(code, program_id, iteration)
+        # The first evaluation (the seed's) runs alongside the preflight probe (its own
+        # container), and returns only after it: a missing need stops the run and the
+        # evaluation is dropped, never recorded (as when the probe ran first).
+        self._checked = True
+        probe = asyncio.ensure_future(self.preflight())
+        try:
+            result = await self._evaluate_once(code, program_id, iteration)
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # cancelled: so is the probe
+                probe.cancel()
+            (checked,) = await asyncio.gather(probe, return_exceptions=True)
+            if isinstance(checked, RunFailed):  # a missing package explains the failure
+                raise checked from None
+            raise
+        await probe
+        return result
+
+    async def _evaluate_once(self, code: str, program_id: str, iteration: int) -> EvalResult:
         merged: dict[str, Any] = {}
         artifacts: dict[str, str] = {}
         summaries: list[dict[str, Any]] = []

@@ -20,7 +20,10 @@ whose every evaluation fails.
 from __future__ import annotations
 
 import ast
+import contextlib
+import hashlib
 import json
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -244,3 +247,38 @@ def missing_message(
         f"task {task} needs what sandbox image {image} lacks — " + "; ".join(parts) + ". No LLM "
         "call was made (docs/sandbox.md)"
     )
+
+
+# -- what an image was found to have --------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    """Where probes that found nothing missing are remembered: ``$GALAPAGOS_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/galapagos`` (``~/.cache/galapagos``), ``/preflight``."""
+    root = os.environ.get("GALAPAGOS_CACHE_DIR")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        root = os.path.join(base, "galapagos")
+    return Path(root) / "preflight"
+
+
+def probe_key(image_id: str, needs: Needs) -> str:
+    """The probe's answer depends only on the image's content (its id, a digest) and the
+    needs asked about."""
+    data = json.dumps([image_id, sorted(needs.modules), sorted(needs.commands)])
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def known_complete(key: str) -> bool:
+    """An earlier probe of the same image content found every one of the same needs."""
+    return (cache_dir() / key).is_file()
+
+
+def remember_complete(key: str) -> None:
+    """Remember that nothing was missing (never a missing piece: that is looked up again)."""
+    folder = cache_dir()
+    with contextlib.suppress(OSError):  # a read-only home only costs the next run a probe
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{key}.{os.getpid()}"
+        tmp.write_text("complete\n")
+        os.replace(tmp, folder / key)

@@ -3,12 +3,14 @@
 Runs that share a backend (a benchmark's cells, the hub's workers) each see their own handle:
 jobs go through one semaphore, so at most ``cap`` evaluation containers run jobs at once across
 all of them, and closing a handle only drops that run's warm containers (the backend stays up
-for the others; its owner closes it).
+for the others; its owner closes it).  A handle may carry a ``gate`` (the Runtime's start-up
+canaries): every job awaits it first, so no job runs before it passed, whatever the caller.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from harness.core.records import EvalResult
 from harness.sandbox.protocol import Job, SandboxBackend
@@ -40,15 +42,33 @@ class SharedSlot:
 class CappedBackend:
     """A run's handle on a shared backend (see the module docstring)."""
 
-    def __init__(self, inner: SandboxBackend, slot: SharedSlot, run_id: str | None) -> None:
+    def __init__(
+        self,
+        inner: SandboxBackend,
+        slot: SharedSlot,
+        run_id: str | None,
+        gate: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.inner = inner
         self.slot = slot
         self.run_id = run_id
         self.name = inner.name
+        self.gate = gate
+
+    async def ready(self) -> None:
+        """Wait for the gate (raises if it failed: e.g. a start-up canary got through)."""
+        if self.gate is not None:
+            await self.gate()
 
     async def run(self, job: Job) -> EvalResult:
+        await self.ready()
         async with self.slot:
             return await self.inner.run(job)
+
+    def image_id(self, name: str) -> str | None:
+        """The content id of image ``name`` (blocking), if the backend can name it."""
+        find = getattr(self.inner, "image_id", None)
+        return find(name) if find is not None else None
 
     async def prewarm(self, job: Job) -> None:
         prewarm = getattr(self.inner, "prewarm", None)

@@ -407,6 +407,10 @@ class DockerBackend:
                 self._tags[name] = tag
             return self._tags[name]
 
+    def image_id(self, name: str) -> str:
+        """The content id (``sha256:…``) of image ``name`` (built first if missing)."""
+        return str(self.client.images.get(self.image_tag(name)).id)
+
     def _resolve(self, job: Job) -> PoolKey:
         """The job's pool key, resolving (maybe building) its image; an engine that stops
         answering meanwhile is an infrastructure fault, not a broken image."""

@@ -232,7 +232,11 @@ def _engine_checks(client: docker.DockerClient) -> list[Check]:
     return checks
 
 
-async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
+async def _canaries(
+    names: tuple[str, ...] | None = None, verdict: Callable[[list[Check]], None] | None = None
+) -> list[Check]:
+    """The canaries' checks; ``verdict`` is told them before their container is removed (a
+    run waiting for them need not wait for the removal too)."""
     from harness.sandbox.docker_backend import DockerBackend
 
     chosen = {n: CANARIES[n] for n in (names or tuple(CANARIES))}
@@ -240,7 +244,7 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
     # one before it ran in (a fresh box each), unless that one retired (a timeout, an OOM kill).
     backend = DockerBackend(pool_size=1, pool_creators=0, build=False)
 
-    def verdict(name: str, result: EvalResult) -> Check:
+    def judge(name: str, result: EvalResult) -> Check:
         _, statuses, what, extra = chosen[name]
         ok = result.status in statuses and extra(result)
         why = result.error.strip() or f"metrics {dict(result.metrics)}"
@@ -265,10 +269,10 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
         )
         result = await backend.run(job)
         if alone:
-            return [verdict(group[0], result)]
+            return [judge(group[0], result)]
         # Each canary judged on its own score; the output they printed is shared.
         return [
-            verdict(
+            judge(
                 name,
                 dataclasses.replace(
                     result,
@@ -295,6 +299,8 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
                     "the user namespaces boxes need: slower, as safe)",
                 )
             )
+        if verdict is not None:
+            verdict(checks)
         return checks
     finally:
         await backend.aclose()
@@ -302,8 +308,17 @@ async def _canaries(names: tuple[str, ...] | None = None) -> list[Check]:
 
 async def startup_canaries() -> None:
     """Fail closed before a run: raise :class:`SandboxError` if a start-up canary escapes or is
-    mis-scored (:data:`STARTUP_CANARIES`: two jobs in one container, well under a second)."""
-    failed = [c for c in await _canaries(STARTUP_CANARIES) if not c.ok]
+    mis-scored (:data:`STARTUP_CANARIES`: two jobs in one container, well under a second).
+    Canaries ``galapagos run`` started before planning (:mod:`harness.sandbox.early`) are
+    judged here, waited for if still running; otherwise they run now."""
+    from harness.sandbox.early import take_early_verdict
+
+    early = take_early_verdict()
+    if early is not None:
+        checks = await asyncio.wrap_future(early)
+    else:
+        checks = await _canaries(STARTUP_CANARIES)
+    failed = [c for c in checks if not c.ok]
     if failed:
         first = failed[0]
         raise SandboxError(
