@@ -224,17 +224,20 @@ def test_the_task_layer_carries_the_system_message_and_the_search_defaults(
           system_message: "LAYER-FIXTURE-118"
         """,
     )
-    source, patch = load_task(path).config_layer() or ("", {})
-    assert source == str(path / "config.yaml")
-    assert patch == {
+    layer = load_task(path).config_layer()
+    assert layer is not None and layer.kind == "task"
+    assert layer.name == str(path / "config.yaml")
+    assert layer.where("general.max_iterations") == f"{path / 'config.yaml'}:1"
+    assert layer.where("prompt.system_message") == f"{path / 'config.yaml'}:5"
+    assert layer.data == {
         "prompt": {"system_message": "LAYER-FIXTURE-118"},
         "general": {"max_iterations": 4},
         "proposer": {"diff_based": False},
     }  # a null seed is the format's default: not a value to pass on
     native = load_task("function_minimization")
-    source, patch = native.config_layer() or ("", {})
-    assert source.endswith("function_minimization/task.yaml")
-    assert patch == {"prompt": {"system_message": native.card.system_message}}
+    layer = native.config_layer()
+    assert layer is not None and layer.name.endswith("function_minimization/task.yaml")
+    assert layer.data == {"prompt": {"system_message": native.card.system_message}}
 
 
 def test_a_long_one_line_system_message_is_text_not_a_file_name(tmp_path: Path) -> None:
