@@ -250,17 +250,18 @@ def test_a_system_message_the_prompt_block_cannot_take_is_named(tmp_path: Path) 
     """A prompt block without ``system_message`` (the bare section of a composition whose
     block takes no options) gets a note, for a native card as for a folder's file."""
     from harness.core.config import Composition, RunConfig
-    from harness.runs import _task_notes
+    from harness.core.config_layers import Layers
+    from harness.evaluation.task_notes import task_notes
 
     blocks = Composition(population="p", selection_policy="s", prompt="bare", proposer="d")
     config = RunConfig(scaffold="x", blocks=blocks)
     native = load_task("function_minimization")
-    assert _task_notes(native, config) == [
+    assert task_notes(native, config, Layers()) == [
         f"{native.path / 'task.yaml'}: not used here: system_message (the bare prompt block "
         "takes none)"
     ]
     compat = load_task(folder(tmp_path, "max_iterations: 3\nprompt:\n  system_message: HI\n"))
-    notes = _task_notes(compat, config)
+    notes = task_notes(compat, config, Layers())
     assert notes[-1] == (
         "config.yaml: prompt.system_message — not used here: this composition's blocks have no "
         "such setting"
