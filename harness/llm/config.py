@@ -138,15 +138,8 @@ def resolve_llm_config(
     base: str | None = None
     key: str | None = "offline"
     if provider == "openai":
-        if config.api_base and api_base:
-            notes.append(f"llm.api_base of the run config overridden by {named(names, 'api_base')}")
-        from_env = next((env[k] for k in _BASE_ENV if env.get(k)), None)
-        base = check_url(api_base or config.api_base or from_env or DEFAULT_OPENAI_BASE)
-        key = env.get(config.api_key_env) or None
-        table = load_prices(env)
-        chosen, guides = price_models(chosen, table), price_models(guides, table)
-        require_prices([*chosen, *guides], config.max_cost, table.reviewed)
-        passthrough["price_table"] = config.price_table or table.reviewed
+        base, key, chosen, guides, reviewed = _online(config, api_base, chosen, env, notes, names)
+        passthrough["price_table"] = config.price_table or reviewed
     else:  # the offline model costs nothing
         chosen, guides = _free(chosen), _free(guides)
     return ResolvedLLM(
@@ -158,6 +151,27 @@ def resolve_llm_config(
         notes=tuple(notes),
         **passthrough,
     )
+
+
+def _online(
+    config: LLMConfig,
+    api_base: str | None,
+    chosen: tuple[ModelConfig, ...],
+    env: Mapping[str, str],
+    notes: list[str],
+    names: Names | None,
+) -> tuple[str, str | None, tuple[ModelConfig, ...], tuple[ModelConfig, ...], str]:
+    """An endpoint's URL and key, the models priced from the price table, and the table's
+    review date."""
+    if config.api_base and api_base:
+        notes.append(f"llm.api_base of the run config overridden by {named(names, 'api_base')}")
+    from_env = next((env[k] for k in _BASE_ENV if env.get(k)), None)
+    base = check_url(api_base or config.api_base or from_env or DEFAULT_OPENAI_BASE)
+    table = load_prices(env)
+    models = price_models(chosen, table)
+    guides = price_models(tuple(config.guide_models), table)
+    require_prices([*models, *guides], config.max_cost, table.reviewed)
+    return base, env.get(config.api_key_env) or None, models, guides, table.reviewed
 
 
 def _provider(
