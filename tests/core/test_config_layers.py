@@ -192,3 +192,24 @@ def test_explain_config_of_a_bad_config_is_the_one_line_error(tmp_path: Path) ->
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "unknown key 'general.nope'" in lines[0]
     assert "(--set general.nope=1)" in lines[0]
+
+
+@pytest.mark.slow
+def test_resume_explain_config_names_the_stored_config_and_the_new_settings(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "runs.db"
+    proc = _cli("run", "-s", "topk", "-t", "function_minimization", "-i", "1", "--sandbox",
+                "local", "--store", str(store), "-q", "--json", cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    run_id = json.loads(proc.stdout)["run_id"]
+    args = ["resume", run_id, "--store", str(store), "--iterations", "3", "--max-tokens",
+            "99999", "--explain-config", "--json"]  # fmt: skip
+    proc = _cli(*args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["key"]: (row["value"], row["source"]) for row in json.loads(proc.stdout)}
+    assert rows["general.max_iterations"] == (3, "--iterations")
+    assert rows["llm.max_total_tokens"] == (99999, "--max-tokens")
+    assert rows["seed"] == (0, f"stored config of run {run_id}")
+    proc = _cli("show", run_id, "--store", str(store), "--json", cwd=tmp_path)
+    assert json.loads(proc.stdout)["max_iterations"] == 1  # nothing resumed
