@@ -87,11 +87,7 @@ class _Applied:
         used = [k for k in folder.task_keys if not (drop_prompt and k in prompt_keys)]
         overridden = [key for key in defaults if key not in skipped and yours(key)]
         used += [folder.shown(key) for key in defaults if key not in skipped + overridden]
-        unused = folder.unused_for(blocks)
-        if skipped:
-            unused["this composition's blocks have no such setting"] = [
-                folder.shown(key) for key in skipped
-            ]
+        unused = _unused(folder, blocks, skipped)
         shown = [*(prompt_keys if prompt_yours else []), *map(folder.shown, overridden)]
         return cls(folder, used, shown, unused)
 
@@ -105,6 +101,18 @@ class _Applied:
         for reason, keys in self.unused.items():
             notes.append(f"{name}: {', '.join(keys)} — not used here: {reason}")
         return notes
+
+
+def _unused(
+    folder: FolderConfig, blocks: dict[str, str], skipped: list[str]
+) -> dict[str, list[str]]:
+    """The folder's keys not used, by reason (also those the blocks have no place for)."""
+    unused = folder.unused_for(blocks)
+    if skipped:
+        unused["this composition's blocks have no such setting"] = [
+            folder.shown(key) for key in skipped
+        ]
+    return unused
 
 
 def _has_key(config: RunConfig, dotted: str) -> bool:
