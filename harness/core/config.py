@@ -1,9 +1,9 @@
 """Run configuration: YAML validated into strict pydantic models.
 
-A run's config is the scaffold's composition (``blocks`` + ``loop`` + defaults), deep-merged
-with the user's file, then ``--set key=value`` overrides, then CLI flags.  Every section is
-strict: a misspelled or unknown key is a :class:`ConfigError` that lists the valid keys
-(SkyDiscover silently ignores them; we don't).  Block sections (``population``,
+A run's config is built from ordered, named layers (the scaffold's composition, the task's
+defaults, the user's file, overrides, settings): see :mod:`harness.core.config_layers`.  Every
+section is strict: a misspelled or unknown key is a :class:`ConfigError` that lists the valid
+keys (SkyDiscover silently ignores them; we don't).  Block sections (``population``,
 ``selection_policy``, ``prompt``, ``proposer``, ``memory``) are typed by the config model of the
 block named for that slot in ``blocks``.
 """
