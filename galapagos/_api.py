@@ -11,9 +11,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
-import json
 import logging
-import math
 import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping
@@ -262,13 +260,13 @@ async def arun(
 ) -> Result:
     """:func:`run` for code that has an event loop; ``stop``, once set, stops the run after
     its iterations in flight."""
-    config_file, overrides = _config_layers(config)
+    config_file, config_data = _config_layer(config)
     plan = plan_run(
         scaffold=scaffold.ref if isinstance(scaffold, Scaffold) else str(scaffold),
         task=task.ref if isinstance(task, Task) else str(task),
         task_config=task.config_file if isinstance(task, Task) else None,
         config_file=config_file,
-        overrides=overrides,
+        config_data=config_data,
         iterations=iterations,
         seed=seed,
     )
@@ -335,47 +333,35 @@ async def _execute(
     return dataclasses.replace(Result.load(summary.run_id, store=store), notes=tuple(notes))
 
 
-def _config_layers(
+def _config_layer(
     config: Mapping[str, Any] | str | os.PathLike[str] | None,
-) -> tuple[Path | None, list[str]]:
-    """A YAML file stays a file; a mapping becomes one override per leaf value."""
+) -> tuple[Path | None, dict[str, Any] | None]:
+    """A YAML file stays a file; a mapping is the user's config layer as it is (named
+    ``config`` in messages; tuples read as lists)."""
     if config is None:
-        return None, []
+        return None, None
     if isinstance(config, str | os.PathLike):
         path = Path(config)
         if not path.is_file():
             raise ConfigError(f"config file {path} does not exist")
-        return path, []
+        return path, None
     if not isinstance(config, Mapping):
         raise ConfigError(f"config: give a mapping or a YAML file, not {type(config).__name__}")
-    return None, [f"{key}={_yaml_value(value)}" for key, value in _leaves(config)]
+    return None, _plain(config, "")
 
 
-def _leaves(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for key, value in data.items():
-        if not isinstance(key, str) or not key or "." in key or "=" in key:
-            raise ConfigError(f"config: key {key!r} under {prefix or 'the top'} is not a name")
-        dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            out += _leaves(value, dotted + ".")
-        else:
-            out.append((dotted, value))
-    return out
-
-
-def _yaml_value(value: Any) -> str:
-    """``value`` as YAML that reads back as itself (JSON is YAML, save non-finite floats)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
+def _plain(value: Any, prefix: str) -> Any:
+    """``value`` with its mappings as dicts (keys checked) and its tuples as lists."""
     if isinstance(value, Mapping):
-        value = dict(value)
-    elif isinstance(value, tuple):
-        value = list(value)
-    try:
-        return json.dumps(value)
-    except TypeError as exc:
-        raise ConfigError(f"config: {value!r} is not a YAML value") from exc
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str) or not key or "." in key or "=" in key:
+                raise ConfigError(f"config: key {key!r} under {prefix or 'the top'} is not a name")
+            out[key] = _plain(item, f"{prefix}{key}.")
+        return out
+    if isinstance(value, list | tuple):
+        return [_plain(item, prefix) for item in value]
+    return value
 
 
 def _block_on(start: Callable[[asyncio.Event], Awaitable[T]]) -> T:

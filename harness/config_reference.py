@@ -34,12 +34,32 @@ HEADER = """\
 # Configuration reference
 
 Generated from the config models by `python -m harness.config_reference --write`; a test fails
-when this page and the code disagree. A run's config is the scaffold's composition
-(`scaffolds/<name>/config.yaml`, or your composition file), then the task's own defaults (its
-system message as `prompt.system_message`; a compat folder's search-level keys, see
-docs/writing-a-task.md), then `--config FILE`, then `--set key=value`, then flags. Every
-section is strict: an unknown key is an error that lists the valid ones. Secrets never go in
-a config (keys come from the environment variable named by `llm.api_key_env`).
+when this page and the code disagree. Every section is strict: an unknown key is an error that
+lists the valid ones. Secrets never go in a config (keys come from the environment variable
+named by `llm.api_key_env`).
+
+## Layers: where each value comes from
+
+A run's config is built by one pipeline (`harness/core/config_layers.py`) from ordered, named
+layers; a later layer wins over an earlier one, key by key:
+
+1. **scaffold**: the composition, `scaffolds/<name>/config.yaml` or your composition file (a
+   block you swap drops the composition's section for the block it replaced);
+2. **task**: the task's own defaults: its system message as `prompt.system_message` (from
+   `task.yaml`), and a compat folder's search-level keys (its `config.yaml` or `--task-config
+   FILE`, see docs/writing-a-task.md);
+3. **config**: `--config FILE` (the Python API: `config=` as a file or a mapping);
+4. **set**: each `--set key=value`, in the order given (the value is read as YAML);
+5. **flag**: `--iterations`, `--seed`, `--sandbox`, `--max-cost`, `--max-tokens`,
+   `--keep-going` (the Python API: `iterations=`, `seed=`); `--api-base`/`--model` and
+   `--offline` then resolve the `llm` section (the environment fills what they leave open).
+
+`galapagos run … --explain-config` (also `galapagos resume RUN --explain-config`) prints every
+key of the final config with its value and its source, and exits without running: a file's
+values as `file:line`, `--set a.b=1`, a flag, `resolved (endpoint, environment, price table)`,
+or `default` (the model's default below). `--json` prints the same as a list. An invalid value
+is one error line naming its layer the same way (`invalid config (my.yaml:3): …`); a value a
+flag replaces is named in a note (`seed: 4 from my.yaml:1 overridden by --seed 5`).
 
 Environment variables: `GALAPAGOS_STORE` (the run store, like `--store`), `GALAPAGOS_TASKS`
 (folders of your own named tasks, separated by `:`, added to the shipped tasks; a shipped

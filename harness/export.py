@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from harness.core.config import COMPONENT_SECTIONS, read_yaml
+from harness.core.config_layers import Layers, explain, file_layer
 from harness.core.errors import ConfigError, HarnessError, TaskError
 from harness.core.registry import ScaffoldSpec, validate_stored
 from harness.core.store import RunRecord
@@ -262,7 +263,12 @@ def plan_rerun(
             "the same run"
         )
     spec = ScaffoldSpec(name=config.scaffold, path=folder / "scaffold.yaml")
-    return RunPlan(spec, config, task, notes=tuple(notes))
+    layers = Layers([file_layer("config", folder / "config.yaml")])
+    derived = {"evaluator.sandbox": "sandbox"} if sandbox is not None else {}
+    if api_base is not None or models:
+        derived["llm"] = "api_base/models"
+    sources = explain(config, layers, derived, default=f"{folder / 'config.yaml'}")
+    return RunPlan(spec, config, task, notes=tuple(notes), sources=tuple(sources))
 
 
 def _manifest(folder: Path) -> dict[str, Any]:

@@ -13,20 +13,23 @@ import dataclasses
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.core.blocks import BuildEnv
-from harness.core.config import (
-    RunConfig,
-    SeedFrom,
-    dotted_get,
-    override_patch,
-    read_yaml,
-    shown_override,
+from harness.core.config import RunConfig, SeedFrom
+from harness.core.config_layers import (
+    Layer,
+    Layers,
+    Names,
+    explain,
+    file_layer,
+    leaves,
+    named,
+    setting_layers,
 )
 from harness.core.controller import Controller, Progress, RunSummary
 from harness.core.errors import ConfigError, LLMError, TaskError
@@ -36,17 +39,19 @@ from harness.core.redact import redact_url
 from harness.core.registry import (
     ScaffoldSpec,
     build_scaffold,
+    chosen_blocks,
+    compose,
     get_spec,
     list_scaffolds,
-    load_config,
+    user_layers,
     validate_stored,
 )
 from harness.core.rng import make_rng
 from harness.core.scaffold import Scaffold
 from harness.core.scoring import Objective
 from harness.core.store import RunRecord
-from harness.evaluation.folder_config import folder_config_files
 from harness.evaluation.task import Task, load_task
+from harness.evaluation.task_notes import task_notes
 from harness.evaluation.visible import model_view
 from harness.llm.config import resolve_llm_config
 from harness.llm.prices import require_prices
@@ -76,15 +81,17 @@ __all__ = [
 
 Notice = Callable[[str], None]
 
-#: The CLI flag behind each config key :func:`plan_run` sets, for naming it in errors.
-FLAG_NAMES = {
-    "general.max_iterations": "--iterations",
-    "seed": "--seed",
-    "evaluator.sandbox": "--sandbox",
-    "llm.max_cost": "--max-cost",
-    "llm.max_total_tokens": "--max-tokens",
-    "general.max_consecutive_evaluator_errors": "--keep-going",
+#: The config key each keyword setting of :func:`plan_run` sets (a ``flag`` layer each).
+SETTINGS = {
+    "iterations": "general.max_iterations",
+    "seed": "seed",
+    "sandbox": "evaluator.sandbox",
+    "max_cost": "llm.max_cost",
+    "max_tokens": "llm.max_total_tokens",
+    "keep_going": "general.max_consecutive_evaluator_errors",
 }
+#: The source of an ``llm`` value the endpoint's resolution set (provider, prices …).
+RESOLVED = "resolved (endpoint, environment, price table)"
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,8 @@ class RunPlan:
     extend_to: int | None = None
     #: ``resume --api-base/--model``: the endpoint the run moves to (``{"from": …, "to": …}``).
     endpoint_change: Mapping[str, Any] = field(default_factory=dict)
+    #: Every leaf of ``config`` with its value and source (``galapagos run --explain-config``).
+    sources: tuple[tuple[str, Any, str], ...] = ()
 
     @property
     def seed_code(self) -> str | None:
@@ -134,6 +143,7 @@ def plan_run(
     scaffold: str | None,
     task: str,
     config_file: Path | None = None,
+    config_data: Mapping[str, Any] | None = None,
     overrides: list[str] | None = None,
     iterations: int | None = None,
     seed: int | None = None,
@@ -146,162 +156,155 @@ def plan_run(
     max_cost: float | None = None,
     max_tokens: int | None = None,
     keep_going: bool = False,
+    names: Names | None = None,
 ) -> RunPlan:
     """Validate everything a run needs before anything starts (bad input fails here).
 
+    The config is built from the layers of :mod:`harness.core.config_layers`: the scaffold's
+    composition, the task's own defaults (its system message; a compat folder's config file,
+    ``config.yaml`` or ``task_config``, also its search-level keys), the user's file
+    (``config_file``, or ``config_data``: the same as a mapping), each override, then the
+    keyword settings (:data:`SETTINGS`).  What the folder's file holds that is not used is
+    named in one note.  ``names`` says how the caller calls its settings in messages (the CLI:
+    its flags); unnamed, a setting is named by its keyword.
+
     ``seed_from`` starts the run from another run's program instead of the task's initial
-    program (see :func:`seed_from_run`).  The task's own defaults (its system message; a compat
-    folder's config file, ``config.yaml`` or ``task_config``, also its search-level keys) are a
-    config layer below the user's file, ``--set`` and flags; what the folder's file holds that
-    is not used is named in one note.
-
-    ``offline`` runs on the offline model whatever endpoint and models the task's or the user's
-    config names (a note says which it replaced).  Without a scaffold (``--scaffold`` or a
-    ``scaffold:`` in the config file) a compat folder runs the method it was written for."""
+    program (see :func:`seed_from_run`).  ``offline`` runs on the offline model whatever
+    endpoint and models the task's or the user's config names (a note says which it
+    replaced).  Without a scaffold (``scaffold``, or a ``scaffold:`` in the user's config) a
+    compat folder runs the method it was written for."""
     loaded_task = load_task(task, config_file=task_config)
-    folder = loaded_task.folder_config
+    user = _user_layer(config_file, config_data, names)
     notes: list[str] = []
-    if not scaffold and not (config_file and read_yaml(config_file).get("scaffold")):
-        scaffold = folder.scaffold if folder is not None else None
-        if scaffold is not None and folder is not None:
-            notes.append(
-                f"scaffold: {scaffold}, the method {folder.path.name} is written for "
-                "(choose another with --scaffold)"
-            )
-        elif folder is not None:
-            raise ConfigError(
-                f"{folder.path}: search.type {folder.method} has no Galapagos scaffold; choose "
-                f"one with --scaffold (one of: {', '.join(list_scaffolds())})"
-            )
+    scaffold_given = scaffold is not None
+    scaffold = scaffold or _folder_scaffold(loaded_task, user, notes, names)
     if offline and (api_base or models):
-        raise ConfigError("--offline runs the offline model: drop --api-base and --model")
-    flags: dict[str, Any] = {}
-    if iterations is not None:
-        flags.setdefault("general", {})["max_iterations"] = iterations
-    if seed is not None:
-        flags["seed"] = seed
-    if sandbox is not None:
-        flags.setdefault("evaluator", {})["sandbox"] = sandbox
-    if max_cost is not None:
-        flags.setdefault("llm", {})["max_cost"] = max_cost
-    if max_tokens is not None:
-        flags.setdefault("llm", {})["max_total_tokens"] = max_tokens
-    if keep_going:
-        flags.setdefault("general", {})["max_consecutive_evaluator_errors"] = 0
-    # The folder's method's keys go only to a run on its blocks: find the blocks first.
-    _, bare = load_config(
-        scaffold, config_file=config_file, overrides=overrides, flags=flags, flag_names=FLAG_NAMES
-    )
-    spec, config = load_config(
-        scaffold,
-        config_file=config_file,
-        overrides=overrides,
-        flags=flags,
-        flag_names=FLAG_NAMES,
-        task_layer=loaded_task.config_layer(bare.blocks.named()),
-    )
-    if offline:
-        config, note = offline_llm(config)
-        notes.append(note)
-    resolved = resolve_llm_config(config.llm, api_base=api_base, models=models)
-    config = config.model_copy(
-        update={"llm": resolved.as_config(), "seed_from": seed_from, "task_config": task_config}
-    )
-    # The user's layers, named as messages name them (the file and each --set read once).
-    sources = [(str(config_file), read_yaml(config_file))] if config_file else []
-    sources += [(shown_override(item), override_patch(item)) for item in overrides or []]
-    notes += [*_flag_override_notes(sources, flags), *resolved.notes]
-    user_layers = [data for _, data in sources] + [flags]
-    if api_base is not None:
-        user_layers.append({"llm": {"api_base": api_base}})
-    if models:
-        user_layers.append({"llm": {"models": list(models)}})
-    notes += _task_notes(loaded_task, config, user_layers)
-    card = loaded_task.card
-    if card.requirements:
-        notes.append(
-            f"requirements.txt lists {', '.join(card.requirements)}: candidates run in image "
-            f"{card.image} (built on first use)"
+        raise ConfigError(
+            f"{named(names, 'offline')} runs the offline model: drop "
+            f"{named(names, 'api_base')} and {named(names, 'models')}"
         )
-    return RunPlan(spec, config, loaded_task, notes=tuple(notes))
+    given = {"iterations": iterations, "seed": seed, "sandbox": sandbox, "max_cost": max_cost,
+             "max_tokens": max_tokens, "keep_going": 0 if keep_going else None}  # fmt: skip
+    settings = setting_layers(
+        {key: given[kw] for kw, key in SETTINGS.items()},
+        {key: named(names, kw) for kw, key in SETTINGS.items()},
+    )
+    spec, upper = user_layers(
+        scaffold, user=user, overrides=overrides, settings=settings, names=names
+    )
+    task_layer = loaded_task.config_layer(chosen_blocks(spec, upper))
+    config, layers = compose(spec, upper, task_layer)
+    endpoint = {"llm.api_base": api_base, "llm.models": list(models) or None}
+    layers = Layers([*layers, *setting_layers(endpoint, _endpoint_names(names))])
+    resolved, derived, llm_notes = _resolve_llm(config, api_base, models, offline, names)
+    if offline:  # the offline note comes first
+        notes.append(llm_notes.pop(0))
+    config = resolved.model_copy(update={"seed_from": seed_from, "task_config": task_config})
+    derived["scaffold"] = _scaffold_source(scaffold_given, user, loaded_task, names)
+    if seed_from is not None:
+        derived["seed_from"] = named(names, "seed_from")
+    if task_config is not None:
+        derived["task_config"] = named(names, "task_config")
+    notes += [*layers.replaced(list(SETTINGS.values())), *llm_notes]
+    notes += task_notes(loaded_task, config, layers, names)
+    notes += _requirements_note(loaded_task.card)
+    return RunPlan(
+        spec,
+        config,
+        loaded_task,
+        notes=tuple(notes),
+        sources=tuple(explain(config, layers, derived)),
+    )
 
 
-def _has_key(config: RunConfig, dotted: str) -> bool:
-    """Whether the config (typed by its blocks) has a place for ``dotted``."""
-    node: Any = config
-    for part in dotted.split("."):
-        if part not in getattr(type(node), "model_fields", {}):
-            return False
-        node = getattr(node, part)
-    return True
+def _user_layer(
+    config_file: Path | None, config_data: Mapping[str, Any] | None, names: Names | None
+) -> Layer | None:
+    """The user's config: a file, or a mapping named as the caller names it."""
+    if config_file is not None:
+        return file_layer("config", config_file)
+    if config_data is not None:
+        return Layer("config", named(names, "config"), dict(config_data))
+    return None
 
 
-def _sets(data: Any, dotted: str) -> bool:
-    """Whether nested mappings ``data`` hold ``dotted`` (or a part of it), whatever the value."""
-    parts = dotted.split(".")
-    for i, part in enumerate(parts):
-        if not isinstance(data, Mapping) or part not in data:
-            return False
-        data = data[part]
-        if i < len(parts) - 1 and not isinstance(data, Mapping):
-            return True  # a parent set to a scalar replaces the whole subtree
-    return True
-
-
-def _task_notes(
-    task: Task, config: RunConfig, user_layers: Sequence[Mapping[str, Any]] = ()
-) -> list[str]:
-    """What the task's own config contributed, and (one line) every key of it not used.
-
-    A search default the user's layers (--config, --set, flags) set again is named apart, as
-    overridden, not as applied."""
+def _scaffold_source(given: bool, user: Layer | None, task: Task, names: Names | None) -> str:
+    """Who chose the scaffold: the caller, the user's config, or a compat folder's method."""
+    if given:
+        return named(names, "scaffold")
+    if user is not None and user.sets("scaffold"):
+        return user.where("scaffold")
     folder = task.folder_config
-    blocks = config.blocks.named()
-    defaults = folder.defaults_for(blocks) if folder else {}
-    keys = ["prompt.system_message"] if task.system_message else []
-    keys += list(defaults)
-    skipped = [key for key in keys if not _has_key(config, key)]
-    if folder is None:
-        others = folder_config_files(task.path) if task.card.mode == "compat" else []
-        if others:
-            return [f"{task.name} has no config.yaml; not used: {', '.join(others)} "
-                    "(choose one with --task-config FILE)"]  # fmt: skip
-        if skipped:  # a card's system message that the prompt block has no place for
-            return [f"{task.path / 'task.yaml'}: not used here: system_message (the "
-                    f"{config.blocks.prompt} prompt block takes none)"]  # fmt: skip
+    return f"{folder.path} (its method)" if folder is not None else named(names, "scaffold")
+
+
+def _folder_scaffold(
+    task: Task, user: Layer | None, notes: list[str], names: Names | None
+) -> str | None:
+    """The scaffold of a compat folder's method when neither the caller nor the user's config
+    names one (a note says so); ``None`` for other tasks."""
+    folder = task.folder_config
+    if folder is None or (user is not None and user.data.get("scaffold")):
+        return None
+    if folder.scaffold is None:
+        raise ConfigError(
+            f"{folder.path}: search.type {folder.method} has no Galapagos scaffold; choose "
+            f"one with {named(names, 'scaffold')} (one of: {', '.join(list_scaffolds())})"
+        )
+    notes.append(
+        f"scaffold: {folder.scaffold}, the method {folder.path.name} is written for "
+        f"(choose another with {named(names, 'scaffold')})"
+    )
+    return folder.scaffold
+
+
+def _endpoint_names(names: Names | None) -> dict[str, str]:
+    return {"llm.api_base": named(names, "api_base"), "llm.models": named(names, "models")}
+
+
+def _resolve_llm(
+    config: RunConfig,
+    api_base: str | None,
+    models: tuple[str, ...],
+    offline: bool,
+    names: Names | None,
+) -> tuple[RunConfig, dict[str, str], list[str]]:
+    """``config`` with its endpoint resolved (``offline``: the offline model), the source of
+    each ``llm`` value that changed, and the notes (the offline note first)."""
+    notes: list[str] = []
+    before = config
+    if offline:
+        config, note = offline_llm(config, names)
+        notes.append(note)
+    resolved = resolve_llm_config(config.llm, api_base=api_base, models=models, names=names)
+    config = config.model_copy(update={"llm": resolved.as_config()})
+    endpoint = {"llm.api_base": api_base, "llm.models": models}
+    derived: dict[str, str] = {}
+    was = dict(leaves(before.llm.model_dump(mode="json"), "llm."))
+    for key, value in leaves(config.llm.model_dump(mode="json"), "llm."):
+        if was.get(key, object()) == value:
+            continue
+        given = next((k for k, v in endpoint.items() if v and key.startswith(k)), None)
+        derived[key] = (
+            named(names, "offline")
+            if offline
+            else _endpoint_names(names)[given]
+            if given
+            else RESOLVED
+        )
+    return config, derived, [*notes, *resolved.notes]
+
+
+def _requirements_note(card: Any) -> list[str]:
+    if not card.requirements:
         return []
-    prompt_unused = "prompt.system_message" in skipped
-
-    def yours(key: str) -> bool:
-        return any(_sets(layer, key) for layer in user_layers)
-
-    # The folder's prompt.* keys all make the system message.
-    prompt_yours = not prompt_unused and yours("prompt.system_message")
-    prompt_keys = [k for k in folder.task_keys if k.startswith("prompt.")]
-    used = [
-        k
-        for k in folder.task_keys
-        if not (k.startswith("prompt.") and (prompt_unused or prompt_yours))
+    return [
+        f"requirements.txt lists {', '.join(card.requirements)}: candidates run in image "
+        f"{card.image} (built on first use)"
     ]
-    overridden = [key for key in defaults if key not in skipped and yours(key)]
-    used += [folder.shown(key) for key in defaults if key not in skipped + overridden]
-    unused = folder.unused_for(blocks)
-    if skipped:
-        unused["this composition's blocks have no such setting"] = [
-            folder.shown(key) for key in skipped
-        ]
-    notes = [f"{folder.path.name}: {note}" for note in folder.notes]
-    if used:
-        notes.append(f"{folder.path.name} ({folder.format} format) applies: {', '.join(used)}")
-    if overridden or prompt_yours:
-        shown = ", ".join([*(prompt_keys if prompt_yours else []), *map(folder.shown, overridden)])
-        notes.append(f"{folder.path.name}: overridden by your settings: {shown}")
-    for reason, keys in unused.items():
-        notes.append(f"{folder.path.name}: {', '.join(keys)} — not used here: {reason}")
-    return notes
 
 
-def offline_llm(config: RunConfig) -> tuple[RunConfig, str]:
+def offline_llm(config: RunConfig, names: Names | None = None) -> tuple[RunConfig, str]:
     """``config`` on the offline model (its offline settings kept), and a note naming the
     endpoint and models it replaces (``--offline``)."""
     llm = config.llm
@@ -318,7 +321,7 @@ def offline_llm(config: RunConfig) -> tuple[RunConfig, str]:
     what = f" instead of {'; '.join(replaced)}" if replaced else ""
     return (
         config.model_copy(update={"llm": offline}),
-        f"--offline: the offline model (not an LLM) answers{what}",
+        f"{named(names, 'offline')}: the offline model (not an LLM) answers{what}",
     )
 
 
@@ -334,23 +337,6 @@ def seed_from_run(store: RunReader, run_id: str, program_id: str | None = None) 
     return SeedFrom(run_id=run.id, program_id=program.id, code=program.code)
 
 
-def _flag_override_notes(
-    sources: Sequence[tuple[str, Mapping[str, Any]]], flags: Mapping[str, Any]
-) -> list[str]:
-    """A note for each value of the config file or a --set (``sources``: name and data) that a
-    CLI flag replaced."""
-    notes = []
-    for key, flag in FLAG_NAMES.items():
-        value = dotted_get(flags, key)
-        if value is None:
-            continue
-        for source, data in sources:
-            theirs = dotted_get(data, key)
-            if theirs is not None and theirs != value:
-                notes.append(f"{key}: {theirs!r} from {source} overridden by {flag} {value}")
-    return notes
-
-
 def plan_resume(
     store: RunReader,
     run_id: str,
@@ -360,6 +346,7 @@ def plan_resume(
     iterations: int | None = None,
     api_base: str | None = None,
     models: tuple[str, ...] = (),
+    names: Names | None = None,
 ) -> RunPlan:
     """Check that ``run_id`` can continue; optionally give it new budget caps, or a larger
     number of iterations (which also continues a completed run), or move it to another
@@ -368,20 +355,21 @@ def plan_resume(
     A new cap must be above what the run has already used (or it would stop at once); it is
     stored with the run and recorded as a ``budget_changed`` event by the first iteration the
     resumed run commits.  A new endpoint is stored the same way, as an ``endpoint_changed``
-    event (the URLs redacted).
+    event (the URLs redacted).  ``names`` says how the caller calls its settings in messages.
     """
-    check_caps(max_total_tokens, max_cost)
+    check_caps(max_total_tokens, max_cost, names)
     run = store.get_run(run_id)
     if iterations is not None and iterations <= run.max_iterations:
         raise ConfigError(
-            f"--iterations {iterations}: run {run.id} already has {run.max_iterations} "
+            f"{named(names, 'iterations')} {iterations}: run {run.id} already has "
+            f"{run.max_iterations} "
             f"iterations; give a larger total to extend it"
         )
     if run.status == "completed" and iterations is None:
         raise ConfigError(
             f"run {run.id} already completed all {run.max_iterations} iterations; extend it "
-            f"with --iterations N (N > {run.max_iterations}) or start from its best program "
-            f"with galapagos run --from {run.id}"
+            f"with {named(names, 'iterations')} N (N > {run.max_iterations}) or start a new "
+            f"run from its best program ({named(names, 'seed_from')} {run.id})"
         )
     if run_alive(run):
         raise ConfigError(f"run {run.id} is still running (owner {run.owner})")
@@ -389,8 +377,9 @@ def plan_resume(
         _upgrade_stored(run.config, run.scaffold), source=f"stored config of run {run.id}"
     )
     spec = _stored_spec(run, config)
-    config, change = _new_caps(run, config, max_total_tokens, max_cost)
-    config, moved = _new_endpoint(config, api_base, models)
+    stored = config
+    config, change = _new_caps(run, config, max_total_tokens, max_cost, names)
+    config, moved = _new_endpoint(config, api_base, models, names)
     if max_cost is not None:  # a cap over a model of unknown price could never trigger
         llm = config.llm
         require_prices([*llm.models, *llm.guide_models], max_cost, llm.price_table or "?")
@@ -413,7 +402,24 @@ def plan_resume(
         extend_to=iterations,
         endpoint_change=moved,
         notes=tuple(moved.get("notes", ())),
+        sources=tuple(_resumed_sources(run.id, stored, config, names)),
     )
+
+
+def _resumed_sources(
+    run_id: str, stored: RunConfig, config: RunConfig, names: Names | None
+) -> list[tuple[str, Any, str]]:
+    """Every leaf of a resumed run's config: the stored config's, or the setting that
+    changed it."""
+    which = {"general.max_iterations": "iterations", "llm.max_total_tokens": "max_tokens",
+             "llm.max_cost": "max_cost", "llm.models": "models", "llm": "api_base"}  # fmt: skip
+    was = dict(leaves(stored.model_dump(mode="json")))
+    derived = {}
+    for key, value in leaves(config.model_dump(mode="json")):
+        if was.get(key, object()) != value:
+            keyword = next((kw for prefix, kw in which.items() if key.startswith(prefix)), "resume")
+            derived[key] = named(names, keyword)
+    return explain(config, Layers(), derived, default=f"stored config of run {run_id}")
 
 
 def _endpoint_view(llm: Any) -> dict[str, Any]:
@@ -425,13 +431,13 @@ def _endpoint_view(llm: Any) -> dict[str, Any]:
 
 
 def _new_endpoint(
-    config: RunConfig, api_base: str | None, models: tuple[str, ...]
+    config: RunConfig, api_base: str | None, models: tuple[str, ...], names: Names | None = None
 ) -> tuple[RunConfig, dict[str, Any]]:
     """``config`` talking to ``api_base``/``models`` instead (resolved as ``run`` resolves its
     flags), and what changed; nothing when neither is given or nothing differs."""
     if api_base is None and not models:
         return config, {}
-    resolved = resolve_llm_config(config.llm, api_base=api_base, models=models)
+    resolved = resolve_llm_config(config.llm, api_base=api_base, models=models, names=names)
     new = resolved.as_config()
     before, after = _endpoint_view(config.llm), _endpoint_view(new)
     if before == after:
@@ -440,27 +446,36 @@ def _new_endpoint(
     return config.model_copy(update={"llm": new}), change
 
 
-def check_caps(max_total_tokens: int | None, max_cost: float | None) -> None:
-    """New budget caps must be positive (a one-line ``ConfigError`` naming the flag)."""
+def check_caps(
+    max_total_tokens: int | None, max_cost: float | None, names: Names | None = None
+) -> None:
+    """New budget caps must be positive (a one-line ``ConfigError`` naming the setting)."""
     if max_total_tokens is not None and max_total_tokens <= 0:
-        raise ConfigError(f"--max-tokens {max_total_tokens}: give a number of tokens above 0")
+        raise ConfigError(
+            f"{named(names, 'max_tokens')} {max_total_tokens}: give a number of tokens above 0"
+        )
     if max_cost is not None and not (math.isfinite(max_cost) and max_cost > 0):
-        raise ConfigError(f"--max-cost {max_cost}: give a finite cost above 0")
+        raise ConfigError(f"{named(names, 'max_cost')} {max_cost}: give a finite cost above 0")
 
 
 def _new_caps(
-    run: RunRecord, config: RunConfig, max_total_tokens: int | None, max_cost: float | None
+    run: RunRecord,
+    config: RunConfig,
+    max_total_tokens: int | None,
+    max_cost: float | None,
+    names: Names | None = None,
 ) -> tuple[RunConfig, dict[str, Any]]:
     """``config`` with the requested caps, and what changed; refuses caps already spent."""
     llm = config.llm
+    tokens_flag, cost_flag = named(names, "max_tokens"), named(names, "max_cost")
     if max_total_tokens is not None and max_total_tokens <= run.tokens:
         raise ConfigError(
-            f"--max-tokens {max_total_tokens} would stop run {run.id} at once: it has used "
+            f"{tokens_flag} {max_total_tokens} would stop run {run.id} at once: it has used "
             f"{run.tokens} tokens; pass a larger cap"
         )
     if max_cost is not None and max_cost <= run.cost:
         raise ConfigError(
-            f"--max-cost {max_cost:g} would stop run {run.id} at once: it has spent "
+            f"{cost_flag} {max_cost:g} would stop run {run.id} at once: it has spent "
             f"{run.cost:.4f}; pass a larger cap"
         )
     tokens_cap = llm.max_total_tokens if max_total_tokens is None else max_total_tokens
@@ -468,12 +483,12 @@ def _new_caps(
     if tokens_cap is not None and run.tokens >= tokens_cap:
         raise ConfigError(
             f"run {run.id} has spent its token budget ({run.tokens} of llm.max_total_tokens="
-            f"{tokens_cap}); resume it with --max-tokens N, N above {run.tokens}"
+            f"{tokens_cap}); resume it with {tokens_flag} N, N above {run.tokens}"
         )
     if cost_cap is not None and run.cost >= cost_cap:
         raise ConfigError(
             f"run {run.id} has spent its cost budget ({run.cost:.4f} of llm.max_cost="
-            f"{cost_cap:g}); resume it with --max-cost X, X above {run.cost:.4f}"
+            f"{cost_cap:g}); resume it with {cost_flag} X, X above {run.cost:.4f}"
         )
     change: dict[str, Any] = {}
     if max_total_tokens is not None and max_total_tokens != llm.max_total_tokens:

@@ -93,6 +93,11 @@ def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
+#: How ``galapagos bench`` names the settings its runs are planned with (messages name these).
+_FLAGS = {"set": "--set", "config": "--config", "api_base": "--api-base", "models": "--model",
+          "iterations": "--iterations", "seed": "--seeds"}  # fmt: skip
+
+
 def plan_benchmark(spec: BenchmarkSpec, store: StoreReader | None) -> BenchmarkPlan:
     """Plan every cell and check the name against the store (see the module docstring);
     ``store`` None: no store exists yet (nothing can clash)."""
@@ -125,6 +130,7 @@ def plan_benchmark(spec: BenchmarkSpec, store: StoreReader | None) -> BenchmarkP
                     seed=seed,
                     api_base=spec.api_base,
                     models=spec.models,
+                    names=_FLAGS,
                 )
                 name, task_name = plan.spec.name, plan.task.name
                 if scaffold_ids.setdefault(name, scaffold) != scaffold:

@@ -58,6 +58,34 @@ ModelOpt = Annotated[
 ]
 
 
+#: How the CLI names the library's settings (the flags): messages and notes name these.
+FLAGS = {
+    "iterations": "--iterations",
+    "seed": "--seed",
+    "sandbox": "--sandbox",
+    "max_cost": "--max-cost",
+    "max_tokens": "--max-tokens",
+    "keep_going": "--keep-going",
+    "api_base": "--api-base",
+    "models": "--model",
+    "offline": "--offline",
+    "scaffold": "--scaffold",
+    "set": "--set",
+    "config": "--config",
+    "task_config": "--task-config",
+    "seed_from": "--from",
+}
+
+ExplainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--explain-config",
+        help="Print the run's final config, each value with its source (scaffold, task, "
+        "--config file:line, --set, a flag, default), and exit without running.",
+    ),
+]
+
+
 def _models(model: list[str] | None) -> tuple[str, ...]:
     return tuple(name for item in (model or []) for name in item.split(",") if name.strip())
 
@@ -169,6 +197,7 @@ def run(
             "its node's Docker engine (needs galapagos[ray]; see docs/scale-out.md).",
         ),
     ] = None,
+    explain_config: ExplainOpt = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -195,6 +224,9 @@ def run(
                 "scaffold.yaml and config.yaml with your flags"
             )
         rerun = plan_rerun(Path(from_run), sandbox=sandbox, api_base=api_base, models=models)
+        if explain_config:
+            _explain(rerun, as_json)
+            return
         target = store_for_writing(store)
         _drive(
             rerun,
@@ -234,7 +266,11 @@ def run(
         max_cost=max_cost,
         max_tokens=max_tokens,
         keep_going=keep_going,
+        names=FLAGS,
     )
+    if explain_config:
+        _explain(plan, as_json)
+        return
     target = store_for_writing(store)
     _drive(
         plan,
@@ -289,6 +325,7 @@ def resume(
             "its node's Docker engine (needs galapagos[ray]; see docs/scale-out.md).",
         ),
     ] = None,
+    explain_config: ExplainOpt = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -305,7 +342,7 @@ def resume(
     """
     from harness.runs import check_caps, plan_resume
 
-    check_caps(max_tokens, max_cost)  # bad input first, whatever the store
+    check_caps(max_tokens, max_cost, FLAGS)  # bad input first, whatever the store
     st = open_existing_store(store)
     plan = plan_resume(
         st,
@@ -315,7 +352,11 @@ def resume(
         iterations=iterations,
         api_base=api_base,
         models=_models(model),
+        names=FLAGS,
     )
+    if explain_config:
+        _explain(plan, as_json)
+        return
     _drive(plan, st, as_json, quiet=quiet, hint=store_hint(store), ray_address=ray_address)
 
 
@@ -324,6 +365,20 @@ def _is_bundle(path: str) -> bool:
     from harness.export import is_bundle
 
     return is_bundle(path)
+
+
+def _explain(plan: RunPlan, as_json: bool) -> None:
+    """The plan's config, one ``key: value  # source`` line per leaf (``--json``: a list);
+    its notes on stderr."""
+    import json
+
+    for note in plan.notes:
+        err.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
+    if as_json:
+        print_json([{"key": k, "value": v, "source": src} for k, v, src in plan.sources])
+        return
+    for key, value, source in plan.sources:
+        out.print(f"{key}: {escape(json.dumps(value))}  [dim]# {escape(source)}[/]")
 
 
 def _drive(

@@ -1,16 +1,16 @@
 """Run configuration: YAML validated into strict pydantic models.
 
-A run's config is the scaffold's composition (``blocks`` + ``loop`` + defaults), deep-merged
-with the user's file, then ``--set key=value`` overrides, then CLI flags.  Every section is
-strict: a misspelled or unknown key is a :class:`ConfigError` that lists the valid keys
-(SkyDiscover silently ignores them; we don't).  Block sections (``population``,
+A run's config is built from ordered, named layers (the scaffold's composition, the task's
+defaults, the user's file, overrides, settings): see :mod:`harness.core.config_layers`.  Every
+section is strict: a misspelled or unknown key is a :class:`ConfigError` that lists the valid
+keys (SkyDiscover silently ignores them; we don't).  Block sections (``population``,
 ``selection_policy``, ``prompt``, ``proposer``, ``memory``) are typed by the config model of the
 block named for that slot in ``blocks``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -201,28 +201,29 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
 _SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "credential")
 
 
-def shown_override(item: str) -> str:
-    """How a ``--set`` item is named in messages: its value hidden when the key looks secret."""
+def shown_override(item: str, word: str = "set") -> str:
+    """How a ``key=value`` override is named in messages (``word`` is how the caller calls
+    overrides: the CLI's ``--set``): its value hidden when the key looks secret."""
     key, sep, _ = item.partition("=")
     last = key.strip().rsplit(".", 1)[-1].lower()
-    if sep and any(word in last for word in _SECRET_WORDS) and not last.endswith("_env"):
-        return f"--set {key.strip()}=***"
-    return f"--set {item}"
+    if sep and any(w in last for w in _SECRET_WORDS) and not last.endswith("_env"):
+        return f"{word} {key.strip()}=***"
+    return f"{word} {item}"
 
 
-def override_patch(item: str) -> dict[str, Any]:
+def override_patch(item: str, word: str = "set") -> dict[str, Any]:
     """One ``key.sub=value`` override as a nested mapping; the value is parsed as YAML."""
     key, sep, raw = item.partition("=")
     key = key.strip()
     if not sep or not key:
         raise ConfigError(
-            f"{shown_override(item)!r}: expected KEY=VALUE, e.g. general.max_iterations=50"
+            f"{shown_override(item, word)!r}: expected KEY=VALUE, e.g. general.max_iterations=50"
         )
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
         raise ConfigError(
-            f"{shown_override(item)}: the value is not valid YAML (quote it: --set '{key}=\"…\"')"
+            f"{shown_override(item, word)}: the value is not valid YAML (quote it: '{key}=\"…\"')"
         ) from exc
     return nest(key, value)
 
@@ -241,60 +242,26 @@ def dotted_get(data: Any, dotted: str) -> Any:
     return data
 
 
-_YAML_HINT = (
-    " (a --set value is read as YAML: quote text that has ': ' or starts with a symbol, "
-    "e.g. --set 'prompt.system_message=\"…\"')"
-)
-
-
-def _typed(text: str) -> bool:
-    return "Input should be a valid" in text
-
-
-#: A named source of config values (a file, a ``--set`` flag, a CLI flag) and what it sets.
-Layer = tuple[str, Mapping[str, Any]]
-
-
-def _sets(data: Any, loc: Sequence[Any]) -> bool:
-    """Whether ``data`` gives a value at ``loc`` or replaces one of its ancestors."""
-    for part in loc:
-        if not isinstance(data, Mapping):
-            return True
-        if part not in data:
-            return False
-        data = data[part]
-    return True
-
-
-def _origin(loc: Sequence[Any], layers: Sequence[Layer]) -> str:
-    """The highest-priority layer that sets ``loc`` (layers go from lowest to highest)."""
-    for name, data in reversed(layers):
-        if _sets(data, loc):
-            return name
-    return layers[0][0]
-
-
 def validate_config(
-    model: type[RunConfig], data: Mapping[str, Any], *, source: str | Sequence[Layer]
+    model: type[RunConfig],
+    data: Mapping[str, Any],
+    *,
+    source: str | Callable[[Sequence[Any], str], tuple[str, str]],
 ) -> RunConfig:
     """Validate merged ``data``; errors name where each bad value came from.
 
-    ``source`` is one name, or the layers ``data`` was merged from (lowest priority first).
-    """
+    ``source`` is one name, or a function of a problem's location and text that gives the
+    problem's origin and text (:meth:`harness.core.config_layers.Layers.validate`)."""
     try:
         return model.model_validate(dict(data))
     except ValidationError as exc:
         problems = validation_problems(exc, model)
-        layers = [(source, {})] if isinstance(source, str) else list(source)
-        origins = [_origin(loc, layers) for loc, _ in problems]
-        problems = [
-            (loc, text + _YAML_HINT if origin.startswith("--set ") and _typed(text) else text)
-            for (loc, text), origin in zip(problems, origins, strict=True)
+        named = [
+            (source, text) if isinstance(source, str) else source(loc, text)
+            for loc, text in problems
         ]
-        if len(set(origins)) == 1:
-            detail = f" ({origins[0]}): " + "; ".join(text for _, text in problems)
+        if len({origin for origin, _ in named}) == 1:
+            detail = f" ({named[0][0]}): " + "; ".join(text for _, text in named)
         else:
-            detail = ": " + "; ".join(
-                f"{text} ({origin})" for (_, text), origin in zip(problems, origins, strict=True)
-            )
+            detail = ": " + "; ".join(f"{text} ({origin})" for origin, text in named)
         raise ConfigError(f"invalid config{detail}") from exc

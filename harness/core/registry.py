@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,16 +29,20 @@ from harness.core.blocks import BlockSpec, BuildEnv, assemble, check, index, loo
 from harness.core.config import (
     COMPONENT_SECTIONS,
     Composition,
-    Layer,
     LoopConfig,
     RunConfig,
-    deep_merge,
     dotted_get,
-    nest,
-    override_patch,
     read_yaml,
-    shown_override,
-    validate_config,
+)
+from harness.core.config_layers import (
+    Layer,
+    Layers,
+    Names,
+    file_layer,
+    named,
+    set_layers,
+    setting_layers,
+    yaml_lines,
 )
 from harness.core.errors import ConfigError
 from harness.core.scaffold import Scaffold
@@ -50,12 +54,15 @@ __all__ = [
     "block_catalog",
     "build_scaffold",
     "catalog_for",
+    "chosen_blocks",
+    "compose",
     "config_model",
     "get_spec",
     "list_blocks",
     "list_scaffolds",
     "load_config",
     "scaffolds_root",
+    "user_layers",
 ]
 
 #: Keys a composition file may have besides config sections.
@@ -282,78 +289,129 @@ def load_config(
     overrides: list[str] | None = None,
     flags: Mapping[str, Any] | None = None,
     flag_names: Mapping[str, str] | None = None,
-    task_layer: tuple[str, Mapping[str, Any]] | None = None,
+    task_layer: Layer | tuple[str, Mapping[str, Any]] | None = None,
+    names: Names | None = None,
 ) -> tuple[ScaffoldSpec, RunConfig]:
-    """Composition ⊕ the task's defaults ⊕ file ⊕ ``--set`` ⊕ CLI flags, validated strictly
-    for the chosen blocks.
+    """Composition ⊕ the task's defaults ⊕ file ⊕ overrides ⊕ settings, validated strictly
+    for the chosen blocks (the layers of :mod:`harness.core.config_layers`).
 
-    ``task_layer`` is the task's own defaults (named by its file, nested keys: a compat
-    folder's search-level keys, the task's system message); a key the chosen blocks do not
-    have is dropped from it (the caller names it as not used).
-
-    ``flag_names`` maps a dotted key of ``flags`` to the flag that set it (``"seed": "--seed"``)
-    so that an invalid value is reported against the flag, file or ``--set`` it came from.  A
-    block swapped by the user (``--set blocks.proposer=full_rewrite``) takes its defaults from
-    its own config model, not from the composition's section for the block it replaces.
+    ``task_layer`` is the task's own defaults (:meth:`~harness.evaluation.task.Task.config_layer`);
+    a key the chosen blocks do not have is dropped from it (the caller names it as not used).
+    ``flags`` are keyword settings as nested keys; ``flag_names`` maps a dotted key of them to
+    the caller's name of the setting (``"seed": "--seed"``) so that an invalid value is
+    reported against the setting, file or override it came from; ``names`` names the caller's
+    other words (``{"set": "--set", "scaffold": "--scaffold"}``).
     """
-    user = read_yaml(config_file) if config_file else {}
-    name = scaffold or user.get("scaffold")
+    flags = dict(flags or {})
+    settings = [Layer("flag", "settings", flags)] if flags else []
+    settings += setting_layers(
+        {key: dotted_get(flags, key) for key in flag_names or {}}, flag_names
+    )
+    spec, upper = user_layers(
+        scaffold,
+        user=file_layer("config", config_file) if config_file else None,
+        overrides=overrides,
+        settings=settings,
+        names=names,
+    )
+    config, _ = compose(spec, upper, task_layer)
+    return spec, config
+
+
+def user_layers(
+    scaffold: str | None,
+    *,
+    user: Layer | None = None,
+    overrides: Sequence[str] | None = None,
+    settings: Sequence[Layer] = (),
+    names: Names | None = None,
+) -> tuple[ScaffoldSpec, list[Layer]]:
+    """The scaffold a run uses (``scaffold``, else the one ``user`` names) and the user's
+    layers above the task's: the user's config, each override, the settings."""
+    spec = get_spec(_scaffold_name(scaffold, user, names))
+    upper = [] if user is None else [_without_scaffold(user)]
+    upper += set_layers(list(overrides or ()), names)
+    return spec, [*upper, *settings]
+
+
+def _scaffold_name(scaffold: str | None, user: Layer | None, names: Names | None) -> str:
+    theirs = user.data.get("scaffold") if user is not None else None
+    if scaffold and user is not None and theirs not in (None, scaffold):
+        raise ConfigError(
+            f"{named(names, 'scaffold')} {scaffold} conflicts with scaffold: {theirs} in "
+            f"{user.where('scaffold')}"
+        )
+    name = scaffold or theirs
     if not name:
         raise ConfigError(
-            f"no scaffold given; pass --scaffold NAME (one of: {', '.join(list_scaffolds())}) "
-            "or the path of a composition file"
+            f"no scaffold given; name one with {named(names, 'scaffold')} (one of: "
+            f"{', '.join(list_scaffolds())}, or the path of a composition file)"
         )
-    if scaffold and user.get("scaffold") not in (None, scaffold):
-        raise ConfigError(
-            f"--scaffold {scaffold} conflicts with scaffold: {user['scaffold']} in {config_file}"
-        )
-    spec = get_spec(str(name))
-    flags = dict(flags or {})
-    user = {k: v for k, v in user.items() if k != "scaffold"}
-    upper: list[Layer] = []
-    if config_file:
-        upper.append((str(config_file), user))
-    upper += [(shown_override(item), override_patch(item)) for item in overrides or []]
-    user_layers = len(upper)
-    upper.append(("command-line flags", flags))
-    for key, flag in (flag_names or {}).items():
-        value = dotted_get(flags, key)
-        if value is not None:
-            upper.append((flag, nest(key, value)))
-    defaults = spec.defaults()
-    blocks = dict(defaults.get("blocks") or {})
-    for _, layer in upper:
-        chosen = layer.get("blocks") if isinstance(layer, Mapping) else None
+    return str(name)
+
+
+def _without_scaffold(layer: Layer) -> Layer:
+    data = {k: v for k, v in layer.data.items() if k != "scaffold"}
+    return Layer(layer.kind, layer.name, data, layer.lines)
+
+
+def compose(
+    spec: ScaffoldSpec,
+    upper: Sequence[Layer],
+    task_layer: Layer | tuple[str, Mapping[str, Any]] | None = None,
+) -> tuple[RunConfig, Layers]:
+    """The run config of ``spec`` under the user's layers ``upper`` (and the task's), and the
+    layers it was built from.  A block swapped by the user (``blocks.proposer:
+    full_rewrite``) takes its defaults from its own config model, not from the composition's
+    section for the block it replaces.  A bad value of a file or an override is an error even
+    where a setting overrides it."""
+    composition = _composition(_chosen_blocks(spec, upper), "blocks")
+    model = config_model(composition)
+    layers = [_scaffold_layer(spec, composition)]
+    task = _task_layer(task_layer, model)
+    if task is not None:
+        layers.append(task)
+    stack = Layers([*layers, *upper])
+    config = stack.validate(model, scaffold=spec.name)
+    if stack.of("flag"):
+        stack.of("scaffold", "task", "config", "set").validate(model, scaffold=spec.name)
+    _check(config.blocks, config.loop)  # the loop options the blocks refuse
+    return config, stack
+
+
+def chosen_blocks(spec: ScaffoldSpec, upper: Sequence[Layer]) -> dict[str, str]:
+    """The composition a run on ``spec`` uses under the user's layers (slot → block)."""
+    return _composition(_chosen_blocks(spec, upper), "blocks").named()
+
+
+def _chosen_blocks(spec: ScaffoldSpec, upper: Sequence[Layer]) -> dict[str, Any]:
+    blocks = dict(spec.defaults_data.get("blocks") or {})
+    for layer in upper:
+        chosen = layer.data.get("blocks")
         if isinstance(chosen, Mapping):
             blocks.update(chosen)
-    swapped = {
-        slot
-        for slot, block in blocks.items()
-        if slot in COMPONENT_SECTIONS and block != (defaults.get("blocks") or {}).get(slot)
-    }
-    base = {k: v for k, v in defaults.items() if k not in swapped}
-    composition = _composition(blocks, "blocks")
-    model = config_model(composition)
-    layers: list[Layer] = [(str(spec.path), base)]
-    if task_layer is not None:
-        name, patch = task_layer
-        layers.append((name, _known_keys(model, patch)))
-    layers += upper
-    data: dict[str, Any] = {}
-    for _, layer in layers:
-        data = deep_merge(data, layer)
-    data["scaffold"] = spec.name
-    config = validate_config(model, data, source=layers)
-    if flags:
-        # A bad value in the file or a --set is an error even where a flag overrides it.
-        below: dict[str, Any] = {}
-        kept = len(layers) - len(upper) + user_layers
-        for _, layer in layers[:kept]:
-            below = deep_merge(below, layer)
-        below["scaffold"] = spec.name
-        validate_config(model, below, source=layers[:kept])
-    _check(config.blocks, config.loop)  # the loop options the blocks refuse
-    return spec, config
+    return blocks
+
+
+def _scaffold_layer(spec: ScaffoldSpec, composition: Composition) -> Layer:
+    """The composition's defaults, without the sections of the blocks the user swapped."""
+    own = dict(spec.defaults_data.get("blocks") or {})
+    chosen = composition.named()
+    swapped = {slot for slot in COMPONENT_SECTIONS if chosen[slot] != own.get(slot)}
+    data = {k: v for k, v in spec.defaults_data.items() if k not in swapped}
+    lines = yaml_lines(spec.path.read_text()) if spec.path.is_file() else {}
+    return Layer("scaffold", str(spec.path), data, lines)
+
+
+def _task_layer(
+    task: Layer | tuple[str, Mapping[str, Any]] | None, model: type[RunConfig]
+) -> Layer | None:
+    """The task's layer with only the keys ``model`` has."""
+    if task is None:
+        return None
+    if not isinstance(task, Layer):
+        task = Layer("task", task[0], task[1])
+    return Layer("task", task.name, _known_keys(model, task.data), task.lines)
 
 
 def _known_keys(model: type[Any], patch: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from harness._shipped import shipped_dir
 from harness.core.config import deep_merge, nest
+from harness.core.config_layers import Layer, yaml_lines
 from harness.core.errors import TaskError
 from harness.core.validation import format_validation_error
 from harness.evaluation._container import BRIDGE_MODULE, ContainerFolder, container_folder
@@ -179,23 +180,32 @@ class Task:
     def system_message(self) -> str | None:
         return self.card.system_message
 
-    def config_layer(
-        self, blocks: Mapping[str, str] | None = None
-    ) -> tuple[str, dict[str, Any]] | None:
-        """The task's own defaults for the run config, named by the file they come from: its
-        system message (as ``prompt.system_message``) and a compat folder's search-level keys
-        (those of the folder's method only for a run on that method's ``blocks``, slot →
-        block).  A run places them between the scaffold's composition and the user's file,
-        ``--set`` and flags, so the user overrides them as usual."""
+    def config_layer(self, blocks: Mapping[str, str] | None = None) -> Layer | None:
+        """The task's own defaults for the run config (a ``task`` layer), named by the file
+        they come from, with the line of each key: its system message (as
+        ``prompt.system_message``) and a compat folder's search-level keys (those of the
+        folder's method only for a run on that method's ``blocks``, slot → block).  A run
+        places them between the scaffold's composition and the user's file, overrides and
+        settings, so the user overrides them as usual."""
         patch: dict[str, Any] = {}
         if self.system_message:
             patch["prompt"] = {"system_message": self.system_message}
-        source = self.path / "task.yaml"
-        if self.folder_config is not None:
-            source = self.folder_config.path
-            for key, value in self.folder_config.defaults_for(blocks).items():
+        folder = self.folder_config
+        source = folder.path if folder is not None else self.path / "task.yaml"
+        if not patch and (folder is None or not folder.defaults_for(blocks)):
+            return None
+        theirs = {"prompt.system_message": "system_message"}
+        if folder is not None:
+            theirs = {"prompt.system_message": "prompt.system_message", **folder.origins}
+            for key, value in folder.defaults_for(blocks).items():
                 patch = deep_merge(patch, nest(key, value))
-        return (str(source), patch) if patch else None
+        file_lines = yaml_lines(source.read_text()) if source.is_file() else {}
+        lines = {
+            ours: file_lines[their.split("[")[0]]
+            for ours, their in theirs.items()
+            if their.split("[")[0] in file_lines
+        }
+        return Layer("task", str(source), patch, lines)
 
     @property
     def name(self) -> str:

@@ -1,9 +1,10 @@
 """The run config's ``llm:`` section, and its resolution against CLI flags and the environment.
 
-Resolution order, field by field: the CLI (``--api-base``, ``--model``) wins, as every other
-flag does over the config; then the run config; then the environment (``OPENAI_BASE_URL``, then
-``OPENAI_API_BASE``; the key from the variable named by ``api_key_env``).  A config value the
-CLI overrides is reported in ``ResolvedLLM.notes`` rather than dropped silently.
+Resolution order, field by field: the caller's endpoint settings (the CLI's ``--api-base``,
+``--model``) win, as every setting does over the config; then the run config; then the
+environment (``OPENAI_BASE_URL``, then ``OPENAI_API_BASE``; the key from the variable named by
+``api_key_env``).  A config value the caller overrides is reported in ``ResolvedLLM.notes``
+rather than dropped silently.
 
 The provider defaults to ``offline`` (the shipped mutation-operator server).  When the config
 does not name a provider but an endpoint or a model is named (``llm.api_base``, ``--api-base``,
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
+from harness.core.config_layers import Names, named
 from harness.core.errors import ConfigError
 from harness.core.llm_config import FaultRates, LLMConfig, ModelConfig, OfflineConfig
 from harness.core.redact import redact_url
@@ -122,53 +124,24 @@ def resolve_llm_config(
     api_base: str | None = None,
     models: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
+    names: Names | None = None,
 ) -> ResolvedLLM:
-    """Merge config, CLI flags (``api_base``, ``models``) and the environment (see module doc)."""
+    """Merge config, the caller's endpoint settings (``api_base``, ``models``; ``names`` says
+    how the caller calls them, the CLI's ``--api-base``/``--model``) and the environment (see
+    the module doc)."""
     env = os.environ if env is None else env
-    explicit = config.model_fields_set
     notes: list[str] = []
-    provider = config.provider
-    if api_base or models:
-        if "provider" in explicit and provider == "offline":
-            notes.append("llm.provider: offline overridden by --api-base/--model")
-        provider = "openai"
-    elif "provider" not in explicit and config.api_base:
-        provider = "openai"
-
-    chosen = tuple(config.models)
-    if models:
-        if chosen:
-            notes.append("llm.models of the run config overridden by --model")
-        chosen = tuple(ModelConfig(name=name) for name in models)
-    if provider == "offline" and any(m.name != OFFLINE_MODEL for m in chosen):
-        notes.append(
-            "llm.models names models, but no endpoint is configured: this run uses the offline "
-            "mutation model under those names; set llm.api_base (or pass --api-base) to call them"
-        )
-    if not chosen:
-        if provider == "openai":
-            raise ConfigError(
-                "no model named for the openai provider: pass --model NAME or set llm.models"
-            )
-        chosen = (ModelConfig(name=OFFLINE_MODEL),)
-
-    base: str | None = None
-    key: str | None = "offline"
+    provider = _provider(config, bool(api_base or models), notes, names)
+    chosen = _chosen_models(config, models, provider, notes, names)
     guides = tuple(config.guide_models)
     passthrough = {name: getattr(config, name) for name in _PASSTHROUGH}
+    base: str | None = None
+    key: str | None = "offline"
     if provider == "openai":
-        if config.api_base and api_base:
-            notes.append("llm.api_base of the run config overridden by --api-base")
-        from_env = next((env[k] for k in _BASE_ENV if env.get(k)), None)
-        base = check_url(api_base or config.api_base or from_env or DEFAULT_OPENAI_BASE)
-        key = env.get(config.api_key_env) or None
-        table = load_prices(env)
-        chosen, guides = price_models(chosen, table), price_models(guides, table)
-        require_prices([*chosen, *guides], config.max_cost, table.reviewed)
-        passthrough["price_table"] = config.price_table or table.reviewed
+        base, key, chosen, guides, reviewed = _online(config, api_base, chosen, env, notes, names)
+        passthrough["price_table"] = config.price_table or reviewed
     else:  # the offline model costs nothing
         chosen, guides = _free(chosen), _free(guides)
-
     return ResolvedLLM(
         provider=provider,
         models=chosen,
@@ -178,6 +151,73 @@ def resolve_llm_config(
         notes=tuple(notes),
         **passthrough,
     )
+
+
+def _online(
+    config: LLMConfig,
+    api_base: str | None,
+    chosen: tuple[ModelConfig, ...],
+    env: Mapping[str, str],
+    notes: list[str],
+    names: Names | None,
+) -> tuple[str, str | None, tuple[ModelConfig, ...], tuple[ModelConfig, ...], str]:
+    """An endpoint's URL and key, the models priced from the price table, and the table's
+    review date."""
+    if config.api_base and api_base:
+        notes.append(f"llm.api_base of the run config overridden by {named(names, 'api_base')}")
+    from_env = next((env[k] for k in _BASE_ENV if env.get(k)), None)
+    base = check_url(api_base or config.api_base or from_env or DEFAULT_OPENAI_BASE)
+    table = load_prices(env)
+    models = price_models(chosen, table)
+    guides = price_models(tuple(config.guide_models), table)
+    require_prices([*models, *guides], config.max_cost, table.reviewed)
+    return base, env.get(config.api_key_env) or None, models, guides, table.reviewed
+
+
+def _provider(
+    config: LLMConfig, endpoint_given: bool, notes: list[str], names: Names | None
+) -> Literal["offline", "openai"]:
+    """``openai`` when an endpoint or model is given, or the config names an endpoint and no
+    provider; else the config's provider."""
+    explicit = "provider" in config.model_fields_set
+    if endpoint_given:
+        if explicit and config.provider == "offline":
+            notes.append(
+                f"llm.provider: offline overridden by {named(names, 'api_base')}/"
+                f"{named(names, 'models')}"
+            )
+        return "openai"
+    if not explicit and config.api_base:
+        return "openai"
+    return config.provider
+
+
+def _chosen_models(
+    config: LLMConfig,
+    models: Sequence[str],
+    provider: str,
+    notes: list[str],
+    names: Names | None,
+) -> tuple[ModelConfig, ...]:
+    """The models the run uses: the given names, else the config's, else (offline) ours."""
+    chosen = tuple(config.models)
+    if models:
+        if chosen:
+            notes.append(f"llm.models of the run config overridden by {named(names, 'models')}")
+        chosen = tuple(ModelConfig(name=name) for name in models)
+    if provider == "offline" and any(m.name != OFFLINE_MODEL for m in chosen):
+        notes.append(
+            "llm.models names models, but no endpoint is configured: this run uses the offline "
+            f"mutation model under those names; set llm.api_base (or {named(names, 'api_base')})"
+            " to call them"
+        )
+    if chosen:
+        return chosen
+    if provider == "openai":
+        raise ConfigError(
+            f"no model named for the openai provider: set llm.models (or {named(names, 'models')})"
+        )
+    return (ModelConfig(name=OFFLINE_MODEL),)
 
 
 def _free(models: Sequence[ModelConfig]) -> tuple[ModelConfig, ...]:

@@ -17,7 +17,6 @@ import pytest
 import yaml
 
 import galapagos
-from harness.core.config import override_patch
 from harness.core.errors import ConfigError, TaskError
 from harness.store import SQLiteStore
 
@@ -90,11 +89,12 @@ def test_config_mappings_reach_the_run_as_the_yaml_would(tmp_path: Path) -> None
     "value",
     ["plain", "a: b # c", "", 3, 2.5, -math.inf, True, None, [1, "x"], [{"name": "m", "w": 1}]],
 )
-def test_a_config_value_reads_back_as_itself(value: object) -> None:
-    from galapagos._api import _config_layers
+def test_a_config_mapping_is_the_user_config_layer_as_it_is(value: object) -> None:
+    from galapagos._api import _config_layer
 
-    _, (item,) = _config_layers({"section": {"key": value}})
-    assert override_patch(item) == {"section": {"key": value}}
+    path, data = _config_layer({"section": {"key": value}})
+    assert path is None and data == {"section": {"key": value}}
+    assert _config_layer({"s": {"k": (1, 2)}}) == (None, {"s": {"k": [1, 2]}})
 
 
 def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:

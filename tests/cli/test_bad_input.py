@@ -180,7 +180,7 @@ def test_invalid_value_names_the_config_file(existing: Path, tmp_path: Path) -> 
         str(cfg),
         store=existing,
     )
-    assert_clean_error(proc, 2, f"invalid config ({cfg})", "'selection_policy.best_of_n'")
+    assert_clean_error(proc, 2, f"invalid config ({cfg}:2)", "'selection_policy.best_of_n'")
     assert_store_intact(existing)
 
 

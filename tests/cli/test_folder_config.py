@@ -272,7 +272,7 @@ def test_a_bad_search_default_is_reported_against_the_folders_file(tmp_path: Pat
     proc, _ = run(tmp_path, path)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"({path / 'config.yaml'})" in lines[0], proc.stderr
+    assert len(lines) == 1 and f"({path / 'config.yaml'}:1)" in lines[0], proc.stderr
     assert "general.max_iterations" in lines[0]
     fixed, _ = run(tmp_path / "ok", path, "-i", "0")  # a flag over it: still an error
     assert fixed.returncode == 2, fixed.stderr

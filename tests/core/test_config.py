@@ -37,17 +37,19 @@ def test_each_bad_value_names_its_source(tmp_path: Path) -> None:
         )
     message = str(info.value)
     assert "'seed': Input should be greater than or equal to 0 (--seed)" in message
-    assert f"'general.inner_retry_times': Input should be greater than or equal to 1 ({cfg})" in (
-        message
+    assert (
+        f"'general.inner_retry_times': Input should be greater than or equal to 1 ({cfg}:2)"
+        in message
     )
-    assert "(--set selection_policy.best_of_n=0)" in message
+    # The library names an override by its own word; the CLI's flag names come from the CLI.
+    assert "(set selection_policy.best_of_n=0)" in message and "--set" not in message
     assert "scaffolds/best_of_n/config.yaml" not in message
 
 
 def test_seed_fits_a_signed_64_bit_integer() -> None:
     _, config = load_config("topk", flags={"seed": MAX_SEED})
     assert config.seed == MAX_SEED
-    with pytest.raises(ConfigError, match=r"invalid config \(command-line flags\): 'seed'"):
+    with pytest.raises(ConfigError, match=r"invalid config \(settings\): 'seed'"):
         load_config("topk", flags={"seed": MAX_SEED + 1})
 
 
@@ -56,6 +58,7 @@ def test_a_bad_value_is_an_error_even_where_a_flag_overrides_it(tmp_path: Path) 
         with pytest.raises(ConfigError, match=rf"\(--set {override}\)"):
             load_config(
                 "topk",
+                names={"set": "--set"},
                 overrides=[override],
                 flags={"general": {"max_iterations": 1}},
                 flag_names={"general.max_iterations": "--iterations"},
@@ -74,9 +77,10 @@ def test_flags_that_replace_file_or_set_values_leave_a_note(tmp_path: Path) -> N
         overrides=["general.max_iterations=3"],
         iterations=1,
         seed=1,
+        names={"seed": "--seed", "iterations": "--iterations", "set": "--set"},
     )
     assert plan.config.general.max_iterations == 1 and plan.config.seed == 1
-    assert f"seed: 4 from {cfg} overridden by --seed 1" in plan.notes
+    assert f"seed: 4 from {cfg}:1 overridden by --seed 1" in plan.notes
     assert (
         "general.max_iterations: 3 from --set general.max_iterations=3 overridden by "
         "--iterations 1" in plan.notes

@@ -59,12 +59,19 @@ def test_cli_beats_config_beats_environment_and_overrides_are_reported() -> None
         {"api_base": "http://config/v1", "models": [{"name": "from-config"}]}
     )
     env = {"OPENAI_BASE_URL": "http://env/v1"}
-    resolved = resolve_llm_config(config, api_base="http://cli/v1", models=["from-cli"], env=env)
+    flags = {"api_base": "--api-base", "models": "--model"}
+    resolved = resolve_llm_config(
+        config, api_base="http://cli/v1", models=["from-cli"], env=env, names=flags
+    )
     assert resolved.provider == "openai"
     assert resolved.api_base == "http://cli/v1"
     assert [m.name for m in resolved.models] == ["from-cli"]
     assert any("overridden by --api-base" in n for n in resolved.notes)
     assert any("overridden by --model" in n for n in resolved.notes)
+    # The library names the caller's settings by their keywords unless told the CLI's flags.
+    plain = resolve_llm_config(config, api_base="http://cli/v1", models=["from-cli"], env=env)
+    assert "llm.models of the run config overridden by models" in plain.notes
+    assert not any("--" in note for note in plain.notes)
     from_config = resolve_llm_config(config, env=env)
     assert from_config.api_base == "http://config/v1" and not from_config.notes
     from_env = resolve_llm_config(LLMConfig(), models=["m"], env=env)
@@ -72,7 +79,9 @@ def test_cli_beats_config_beats_environment_and_overrides_are_reported() -> None
 
 
 def test_openai_without_a_model_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="--model"):
+    with pytest.raises(ConfigError, match=r"set llm.models \(or --model\)$"):
+        resolve_llm_config(LLMConfig(provider="openai"), env={}, names={"models": "--model"})
+    with pytest.raises(ConfigError, match=r"set llm.models \(or models\)$"):
         resolve_llm_config(LLMConfig(provider="openai"), env={})
 
 

@@ -224,17 +224,20 @@ def test_the_task_layer_carries_the_system_message_and_the_search_defaults(
           system_message: "LAYER-FIXTURE-118"
         """,
     )
-    source, patch = load_task(path).config_layer() or ("", {})
-    assert source == str(path / "config.yaml")
-    assert patch == {
+    layer = load_task(path).config_layer()
+    assert layer is not None and layer.kind == "task"
+    assert layer.name == str(path / "config.yaml")
+    assert layer.where("general.max_iterations") == f"{path / 'config.yaml'}:1"
+    assert layer.where("prompt.system_message") == f"{path / 'config.yaml'}:5"
+    assert layer.data == {
         "prompt": {"system_message": "LAYER-FIXTURE-118"},
         "general": {"max_iterations": 4},
         "proposer": {"diff_based": False},
     }  # a null seed is the format's default: not a value to pass on
     native = load_task("function_minimization")
-    source, patch = native.config_layer() or ("", {})
-    assert source.endswith("function_minimization/task.yaml")
-    assert patch == {"prompt": {"system_message": native.card.system_message}}
+    layer = native.config_layer()
+    assert layer is not None and layer.name.endswith("function_minimization/task.yaml")
+    assert layer.data == {"prompt": {"system_message": native.card.system_message}}
 
 
 def test_a_long_one_line_system_message_is_text_not_a_file_name(tmp_path: Path) -> None:
@@ -247,17 +250,18 @@ def test_a_system_message_the_prompt_block_cannot_take_is_named(tmp_path: Path) 
     """A prompt block without ``system_message`` (the bare section of a composition whose
     block takes no options) gets a note, for a native card as for a folder's file."""
     from harness.core.config import Composition, RunConfig
-    from harness.runs import _task_notes
+    from harness.core.config_layers import Layers
+    from harness.evaluation.task_notes import task_notes
 
     blocks = Composition(population="p", selection_policy="s", prompt="bare", proposer="d")
     config = RunConfig(scaffold="x", blocks=blocks)
     native = load_task("function_minimization")
-    assert _task_notes(native, config) == [
+    assert task_notes(native, config, Layers()) == [
         f"{native.path / 'task.yaml'}: not used here: system_message (the bare prompt block "
         "takes none)"
     ]
     compat = load_task(folder(tmp_path, "max_iterations: 3\nprompt:\n  system_message: HI\n"))
-    notes = _task_notes(compat, config)
+    notes = task_notes(compat, config, Layers())
     assert notes[-1] == (
         "config.yaml: prompt.system_message — not used here: this composition's blocks have no "
         "such setting"
