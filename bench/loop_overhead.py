@@ -37,6 +37,7 @@ from harness.core.store import IterationCommit, RunRecord  # noqa: E402
 from harness.llm.offline.paradigm_responder import paradigm_responder  # noqa: E402
 from harness.llm.offline.responders import OfflineRequest, ResponseContext  # noqa: E402
 from harness.llm.usage import UsageMeter  # noqa: E402
+from harness.sandbox.sessions import make_sessions  # noqa: E402
 from harness.store.sqlite import SQLiteStore  # noqa: E402
 
 FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.S)
@@ -91,7 +92,9 @@ def measure(name: str, size: int, iterations: int, workdir: Path) -> list[float]
         flags["population"] = {"population_size": total}
     spec, config = load_config(name, flags=flags)
     evaluator = InstantEvaluator(seed=size)
-    scaffold = build_scaffold(spec, config, BuildEnv(seed=0, evaluator=evaluator))
+    sessions = make_sessions("docker") if name == "evox" else None
+    env = BuildEnv(seed=0, evaluator=evaluator, run_id="bench", sessions=sessions)
+    scaffold = build_scaffold(spec, config, env)
     store = SQLiteStore(workdir / f"{name}-{size}.sqlite")
     run = RunRecord(
         id="bench",
@@ -137,10 +140,18 @@ def measure(name: str, size: int, iterations: int, workdir: Path) -> list[float]
         times.append(time.perf_counter())
 
     ctl.on_progress = tick
+    async def run() -> None:
+        try:
+            await ctl.run_to_end()
+        finally:
+            await scaffold.aclose()
+
     start = time.perf_counter()
-    asyncio.run(ctl.run_to_end())
+    asyncio.run(run())
     stamps = [start, *times]
     store.close()
+    if sessions is not None:
+        sessions.close()
     return [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
 
 
