@@ -53,16 +53,16 @@ def _diff_dict(old: dict[Any, Any], new: dict[Any, Any]) -> dict[str, Any] | Non
     changed: dict[Any, Any] = {}
     for key in kept:
         value, before = new[key], old[key]
-        if value is not before and (node := diff(before, value)) is not None:
-            changed[key] = node
+        if value is not before and (sub := diff(before, value)) is not None:
+            changed[key] = sub
     for key in keys[len(kept) :]:  # new keys, in their order
         changed[key] = {"~": "=", "v": new[key]}
     if not changed and not removed:
         return None
-    node: dict[str, Any] = {"~": "d", "s": changed}
+    out: dict[str, Any] = {"~": "d", "s": changed}
     if removed:
-        node["x"] = dict.fromkeys(removed, 0)
-    return node
+        out["x"] = dict.fromkeys(removed, 0)
+    return out
 
 
 def _diff_list(old: Any, new: Any) -> dict[str, Any] | None:
