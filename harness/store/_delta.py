@@ -69,9 +69,12 @@ def _diff_list(old: Any, new: Any) -> dict[str, Any] | None:
     old = old if isinstance(old, list) else list(old)
     new = new if isinstance(new, list) else list(new)
     n, m = len(old), len(new)
-    if n == m and old == new:
-        return None
-    if m >= n and new[:n] == old:
+    if n == m:
+        if old == new:
+            return None
+        if old[:-1] == new[:-1]:  # the last item (an RNG's position)
+            return {"~": "p", "p": n - 1, "q": 0, "v": new[-1:]}
+    elif m > n and new[:n] == old:
         return {"~": "l", "d": 0, "t": new[n:]}
     if n and m:
         try:
