@@ -142,6 +142,8 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._cell_index: dict[int, _CellIndex] = {}
         #: Per (island, key function): its members ranked (:meth:`island_ranked`).
         self._rankings: dict[tuple[int, Callable[[Program], float]], _Ranking] = {}
+        #: Every member by fitness ascending (the cap's eviction order; built on first need).
+        self._global: _Ranking | None = None
         self._fitness: dict[str, float] = {}
         self._settled: dict[str, float] = {}
 
@@ -204,7 +206,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         alone."""
         ranking = self._rankings.get((island, key))
         if ranking is None:
-            ranking = _Ranking(key, self.island_members(island))
+            ranking = _Ranking(key, self.island_members(island), True)
             self._rankings[(island, key)] = ranking
         if ranking.unordered:  # a NaN key: no order to keep; sort as the reference does
             ranked = sorted(self.island_members(island), key=key, reverse=True)
@@ -333,6 +335,8 @@ class MapElitesIslandsPopulation(BasePopulation):
     def _place(self, program: Program, island: int) -> None:
         pid = program.id
         self._programs[pid] = program
+        if self._global is not None:
+            self._global.add(program)
         coords = self.coordinates(program)
         key = self.cell_key(coords)
         grid = self.cells[island]
@@ -441,7 +445,7 @@ class MapElitesIslandsPopulation(BasePopulation):
             return False
         if pid == self.best_id:
             return False
-        del self._programs[pid]
+        self._remove_member(pid)
         del self._island_of[pid]
         self.archive.pop(pid, None)
         self._cleanup_island_bests()
@@ -459,12 +463,9 @@ class MapElitesIslandsPopulation(BasePopulation):
             return []
         protected = {best, exclude}
         owners = {pid for grid in self.cells for pid in grid.values()}
-        candidates = [p for p in self._programs.values() if p.id not in protected]
-        plain = sorted((p for p in candidates if p.id not in owners), key=self.fitness)
-        elite = sorted((p for p in candidates if p.id in owners), key=self.fitness)
-        doomed = [p.id for p in (plain + elite)[:excess]]
+        doomed = self._worst(excess, protected, owners)
         for pid in doomed:
-            del self._programs[pid]
+            self._remove_member(pid)
             del self._island_of[pid]
             for grid in self.cells:
                 for key in [k for k, owner in grid.items() if owner == pid]:
@@ -475,6 +476,32 @@ class MapElitesIslandsPopulation(BasePopulation):
             self.archive.pop(pid, None)
         self._cleanup_island_bests()
         return doomed
+
+    def _worst(self, excess: int, protected: set[str | None], owners: set[str]) -> list[str]:
+        """The ``excess`` programs the cap evicts: those owning no cell first, then owners, each
+        by fitness ascending (ties in admission order), never one of ``protected``; read off a
+        ranking of every member kept as they come and go (a NaN fitness: sorted anew)."""
+        ranking = self._global
+        if ranking is None:
+            ranking = self._global = _Ranking(self.fitness, list(self._programs.values()), False)
+        if ranking.unordered:
+            candidates = [p for p in self._programs.values() if p.id not in protected]
+            free = sorted((p for p in candidates if p.id not in owners), key=self.fitness)
+            owning = sorted((p for p in candidates if p.id in owners), key=self.fitness)
+            return [p.id for p in (free + owning)[:excess]]
+        plain: list[str] = []
+        for pid in ranking.ids():
+            if pid not in protected and pid not in owners:
+                plain.append(pid)
+                if len(plain) == excess:
+                    return plain
+        elite = [pid for pid in ranking.ids() if pid not in protected and pid in owners]
+        return plain + elite[: excess - len(plain)]
+
+    def _remove_member(self, pid: str) -> None:
+        del self._programs[pid]
+        if self._global is not None:
+            self._global.remove(pid)
 
     # -- diversity ------------------------------------------------------------------------------
     def _metric(self, program: Program, dim: str) -> float:
@@ -632,6 +659,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._events.clear()
         self._cell_index.clear()
         self._rankings.clear()
+        self._global = None
         self._fitness.clear()
         self._settled.clear()
 
@@ -669,11 +697,15 @@ class _CellIndex(Mapping[str, str]):
 
 
 class _Ranking:
-    """An island's members by ``key`` descending, ties in island order (the order of
-    ``sorted(members, key=key, reverse=True)``), kept as members join (last) and leave."""
+    """Programs by ``key`` descending (or ascending), ties in the order they joined: the order
+    of ``sorted(members, key=key, reverse=descending)``, kept as programs join (last) and
+    leave."""
 
-    def __init__(self, key: Callable[[Program], float], members: Sequence[Program]) -> None:
+    def __init__(
+        self, key: Callable[[Program], float], members: Sequence[Program], descending: bool
+    ) -> None:
         self.key = key
+        self._sign = -1.0 if descending else 1.0
         self._entries: list[tuple[float, int, str]] = []  # (-key, arrival, id), ascending
         self._entry: dict[str, tuple[float, int, str]] = {}
         self._nan: set[str] = set()
@@ -692,7 +724,7 @@ class _Ranking:
         if value != value:  # NaN
             self._nan.add(program.id)
             return
-        entry = (-value, self._arrivals, program.id)
+        entry = (self._sign * value, self._arrivals, program.id)
         bisect.insort(self._entries, entry)
         self._entry[program.id] = entry
 
@@ -704,6 +736,10 @@ class _Ranking:
 
     def top(self, n: int) -> list[str]:
         return [pid for _, _, pid in self._entries[: max(0, n)]]
+
+    def ids(self) -> Iterator[str]:
+        """Every id in rank order (do not change the ranking while iterating)."""
+        return (pid for _, _, pid in self._entries)
 
 
 def _pick(values: Mapping[str, Any], keys: Iterable[str]) -> list[Any]:

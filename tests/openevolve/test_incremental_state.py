@@ -1,8 +1,8 @@
 """The MAP-Elites population's kept indexes equal a full recompute.
 
-``nearby_cells`` (cell → owner for the nearby-inspiration step) and ``island_ranked`` (an
-island's members by a key, as a stable descending sort) are kept as programs come and go
-instead of recomputed per selection.  After every admission of a random stream (small caps, so
+``nearby_cells`` (cell → owner for the nearby-inspiration step), ``island_ranked`` (an
+island's members by a key, as a stable descending sort) and the cap's eviction order are kept
+as programs come and go instead of recomputed per selection or admission.  After every admission of a random stream (small caps, so
 programs are displaced and evicted; migrations; values that widen the feature scaling) they must
 equal what the reference computes from scratch, and a population restored from a checkpoint must
 go on exactly as the uninterrupted one.
@@ -76,6 +76,14 @@ def _check(pop: MapElitesIslandsPopulation) -> None:
             for n in (1, 3, len(members) + 1):
                 expected = sorted(members, key=key, reverse=True)[:n]
                 assert [p.id for p in pop.island_ranked(island, n, key)] == [p.id for p in expected]
+    owners = {pid for grid in pop.cells for pid in grid.values()}
+    protected = {pop.best_id, next(iter(pop.islands[0]), None)}
+    candidates = [p for p in pop.programs() if p.id not in protected]
+    free = sorted((p for p in candidates if p.id not in owners), key=pop.fitness)
+    owning = sorted((p for p in candidates if p.id in owners), key=pop.fitness)
+    for excess in (1, 2, len(free) + 2):  # the cap's eviction order
+        expected = [p.id for p in (free + owning)[:excess]]
+        assert pop._worst(excess, protected, owners) == expected  # noqa: SLF001
     state = pop.state_dict()
     assert state["island_of"] == [pop.island_of(pid) for pid in state["members"]]
 
