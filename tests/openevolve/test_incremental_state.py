@@ -2,10 +2,10 @@
 
 ``nearby_cells`` (cell → owner for the nearby-inspiration step), ``island_ranked`` (an
 island's members by a key, as a stable descending sort) and the cap's eviction order are kept
-as programs come and go instead of recomputed per selection or admission.  After every admission of a random stream (small caps, so
-programs are displaced and evicted; migrations; values that widen the feature scaling) they must
-equal what the reference computes from scratch, and a population restored from a checkpoint must
-go on exactly as the uninterrupted one.
+as programs come and go instead of recomputed per selection or admission.  After every
+admission of a random stream (small caps, so programs are displaced and evicted; values that
+widen the feature scaling) they must equal what the reference computes from scratch, and a
+population restored from a checkpoint must go on exactly as the uninterrupted one.
 """
 
 from __future__ import annotations
