@@ -146,6 +146,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._global: _Ranking | None = None
         self._fitness: dict[str, float] = {}
         self._settled: dict[str, float] = {}
+        self._cache_state: dict[str, Any] | None = None
 
     # -- the population contract -------------------------------------------------------------
     def programs(self) -> Sequence[Program]:
@@ -535,6 +536,7 @@ class MapElitesIslandsPopulation(BasePopulation):
             del self._diversity[evicted]
             self._stale.discard(evicted)
         self._diversity[digest] = (value, program.id)
+        self._cache_state = None
         if not full:
             self._stale.add(digest)
         return value
@@ -626,12 +628,22 @@ class MapElitesIslandsPopulation(BasePopulation):
             "last_migration": self.last_migration,
             "feature_stats": self.scaler.state_dict(),
             "reference": list(self._reference),
-            "diversity": [[pid, value] for value, pid in self._diversity.values()],
-            "stale": [pid for _, pid in (self._diversity[d] for d in self._stale)],
+            **self._cache_dict(),
             "rng": rng_state(self.rng),
         }
 
+    def _cache_dict(self) -> dict[str, Any]:
+        """The diversity cache's part of the state, built again only after it changed (the
+        lists are handed out, never changed: a changed cache gets new ones)."""
+        if self._cache_state is None:
+            self._cache_state = {
+                "diversity": [[pid, value] for value, pid in self._diversity.values()],
+                "stale": [pid for _, pid in (self._diversity[d] for d in self._stale)],
+            }
+        return self._cache_state
+
     def load_state_dict(self, state: Mapping[str, Any], programs: Mapping[str, Program]) -> None:
+        self._cache_state = None
         self._known = dict(programs)
         self._programs = {pid: programs[pid] for pid in state["members"]}
         self._island_of = dict(zip(state["members"], state["island_of"], strict=True))
