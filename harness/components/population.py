@@ -9,7 +9,7 @@ that is the newcomer itself, it is not admitted.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field
@@ -53,6 +53,9 @@ class InMemoryPopulation(BasePopulation):
 
     def programs(self) -> Sequence[Program]:
         return list(self._by_id.values())
+
+    def newest_first(self) -> Iterator[Program]:
+        return reversed(self._by_id.values())  # no copy: read it before the next add
 
     def get(self, program_id: str) -> Program | None:
         return self._by_id.get(program_id)
