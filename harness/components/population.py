@@ -21,6 +21,9 @@ from harness.core.validation import StrictModel
 
 __all__ = ["InMemoryPopulation", "InMemoryPopulationConfig", "keep_all"]
 
+#: Member ids per checkpoint chunk.
+_CHUNK = 1024
+
 
 class InMemoryPopulationConfig(StrictModel):
     #: ``None`` keeps every program (the reference has no cap).
@@ -35,6 +38,10 @@ class InMemoryPopulation(BasePopulation):
         self._next_seq = 0
         # Sort keys (-score, admission seq, id); ties keep admission order.
         self._ranked: list[tuple[float, int, str]] = []
+        # Member ids in admission order for the checkpoint: full chunks (handed out and never
+        # changed again, so a checkpoint delta skips them by identity) and the open tail.
+        self._chunks: list[list[str]] = []
+        self._tail: list[str] = []
 
     def add(self, program: Program) -> bool:
         if program.id in self._by_id:
@@ -48,8 +55,19 @@ class InMemoryPopulation(BasePopulation):
             _, _, evicted = self._ranked.pop()
             del self._by_id[evicted]
             del self._seq[evicted]
+            self._rechunk()
             return evicted != program.id
+        self._tail.append(program.id)
+        if len(self._tail) == _CHUNK:
+            self._chunks.append(self._tail)
+            self._tail = []
         return True
+
+    def _rechunk(self) -> None:
+        ids = list(self._by_id)
+        cut = len(ids) - len(ids) % _CHUNK
+        self._chunks = [ids[i : i + _CHUNK] for i in range(0, cut, _CHUNK)]
+        self._tail = ids[cut:]
 
     def programs(self) -> Sequence[Program]:
         return list(self._by_id.values())
@@ -73,14 +91,17 @@ class InMemoryPopulation(BasePopulation):
         return self._by_id[self._ranked[0][2]] if self._ranked else None
 
     def state_dict(self) -> dict[str, Any]:
-        return {"members": list(self._by_id), "next_seq": self._next_seq}
+        return {"member_chunks": [*self._chunks, list(self._tail)], "next_seq": self._next_seq}
 
     def load_state_dict(self, state: Mapping[str, Any], programs: Mapping[str, Program]) -> None:
         self._by_id.clear()
         self._seq.clear()
         self._ranked.clear()
+        self._chunks, self._tail = [], []
         self._next_seq = 0
-        for pid in state["members"]:
+        chunks = state.get("member_chunks")
+        members = state["members"] if chunks is None else [p for c in chunks for p in c]
+        for pid in members:
             self.add(programs[pid])
         self._next_seq = int(state.get("next_seq", self._next_seq))
 

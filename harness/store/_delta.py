@@ -72,8 +72,8 @@ def _diff_list(old: Any, new: Any) -> dict[str, Any] | None:
     if n == m:
         if old == new:
             return None
-        if old[:-1] == new[:-1]:  # the last item (an RNG's position)
-            return {"~": "p", "p": n - 1, "q": 0, "v": new[-1:]}
+        if old[:-1] == new[:-1]:  # the last item (an RNG's position, a growing tail)
+            return {"~": "i", "s": {n - 1: diff(old[-1], new[-1])}}
     elif m > n and new[:n] == old:
         return {"~": "l", "d": 0, "t": new[n:]}
     if n and m:
