@@ -147,6 +147,8 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._fitness: dict[str, float] = {}
         self._settled: dict[str, float] = {}
         self._cache_state: dict[str, Any] | None = None
+        #: ``_diversity``'s entries as the checkpoint lists them, kept in step with it.
+        self._cache_pairs: list[list[Any]] = []
 
     # -- the population contract -------------------------------------------------------------
     def programs(self) -> Sequence[Program]:
@@ -194,6 +196,12 @@ class MapElitesIslandsPopulation(BasePopulation):
 
     def island_of(self, program_id: str) -> int | None:
         return self._island_of.get(program_id)
+
+    def island_size(self, island: int) -> int:
+        """``len(self.island_members(island))``: every id on an island is a member (``_place``
+        adds both, ``_enforce_cap`` removes both, ``_remove_if_orphaned`` only removes programs
+        on no island)."""
+        return len(self.islands[island])
 
     def island_members(self, island: int) -> list[Program]:
         return [self._programs[pid] for pid in self.islands[island] if pid in self._programs]
@@ -534,8 +542,10 @@ class MapElitesIslandsPopulation(BasePopulation):
         if len(self._diversity) >= DIVERSITY_CACHE_SIZE:
             evicted = next(iter(self._diversity))
             del self._diversity[evicted]
+            del self._cache_pairs[0]
             self._stale.discard(evicted)
         self._diversity[digest] = (value, program.id)
+        self._cache_pairs.append([program.id, value])
         self._cache_state = None
         if not full:
             self._stale.add(digest)
@@ -637,7 +647,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         lists are handed out, never changed: a changed cache gets new ones)."""
         if self._cache_state is None:
             self._cache_state = {
-                "diversity": [[pid, value] for value, pid in self._diversity.values()],
+                "diversity": list(self._cache_pairs),
                 "stale": [pid for _, pid in (self._diversity[d] for d in self._stale)],
             }
         return self._cache_state
@@ -660,6 +670,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._diversity = {
             _digest(programs[pid].code): (float(value), pid) for pid, value in state["diversity"]
         }
+        self._cache_pairs = [[pid, value] for value, pid in self._diversity.values()]
         stale = state.get("stale")  # absent (an earlier checkpoint): any cached value may be
         self._stale = (
             set(self._diversity)

@@ -308,8 +308,8 @@ class ThreeTierPolicy(BaseSelectionPolicy):
         pop = self.population
         n = self.config.num_inspirations
         ids = list(pop.islands[island])
-        members = pop.island_members(island)
-        if not members:
+        size = pop.island_size(island)
+        if not size:
             return []
         chosen: list[Program] = []
         best = pop.valid_island_best(island)
@@ -321,7 +321,7 @@ class ThreeTierPolicy(BaseSelectionPolicy):
             if program.id != parent.id and all(p.id != program.id for p in chosen):
                 chosen.append(program)
                 kinds.append("elite")
-        if len(members) > n and len(chosen) < n:
+        if size > n and len(chosen) < n:
             extra = self._nearby(parent, island, ids, chosen, n - len(chosen), kinds)
             if len(chosen) + len(extra) < n:
                 taken = {parent.id, *(p.id for p in chosen), *(p.id for p in extra)}

@@ -55,6 +55,7 @@ def _full_cells(pop: MapElitesIslandsPopulation, island: int) -> dict[str, str]:
     for name in ("_diversity", "_frozen", "_programs", "_cell_index", "_rankings", "_settled"):
         setattr(other, name, dict(getattr(pop, name)))
     other._stale = set(pop._stale)  # noqa: SLF001
+    other._cache_pairs = list(pop._cache_pairs)  # noqa: SLF001
     other._reference = list(pop._reference)  # noqa: SLF001
     other._reference_code = list(pop._reference_code)  # noqa: SLF001
     other.rng = copy.deepcopy(pop.rng)
@@ -72,6 +73,7 @@ def _check(pop: MapElitesIslandsPopulation) -> None:
         cells = _full_cells(pop, island)  # before: the reference's loop widens the scaling
         assert dict(pop.nearby_cells(island, ids)) == cells
         members = pop.island_members(island)
+        assert pop.island_size(island) == len(members)
         for key in (pop.fitness, _program_rank):
             for n in (1, 3, len(members) + 1):
                 expected = sorted(members, key=key, reverse=True)[:n]
@@ -85,6 +87,8 @@ def _check(pop: MapElitesIslandsPopulation) -> None:
         expected = [p.id for p in (free + owning)[:excess]]
         assert pop._worst(excess, protected, owners) == expected  # noqa: SLF001
     state = pop.state_dict()
+    cache = pop._diversity.values()  # noqa: SLF001
+    assert state["diversity"] == [[pid, value] for value, pid in cache]
     assert state["island_of"] == [pop.island_of(pid) for pid in state["members"]]
 
 
