@@ -21,9 +21,7 @@ def make_rng(seed: int, name: str) -> random.Random:
 
 
 #: Per RNG: its state when last asked, and the list handed out for it.
-_LAST: weakref.WeakKeyDictionary[random.Random, tuple[Any, list[Any]]] = (
-    weakref.WeakKeyDictionary()
-)
+_LAST: weakref.WeakKeyDictionary[random.Random, tuple[Any, list[Any]]] = weakref.WeakKeyDictionary()
 
 
 def rng_state(rng: random.Random) -> list[Any]:
