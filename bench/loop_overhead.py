@@ -3,7 +3,11 @@
 No LLM and a trivial evaluator: an instant in-process model answers every prompt with a valid
 one-line SEARCH/REPLACE edit of the parent, and the evaluator returns a seeded random score.
 What remains is the loop itself: selection, prompt rendering, diff application, admission,
-observe hooks, events, and the per-iteration SQLite transaction with its checkpoint.  For evox
+observe hooks, events, and the per-iteration SQLite transaction with its checkpoint (every
+iteration writes one: a delta against the last, see ``harness.store.sqlite``).  Printed per
+scaffold and size: median, p95 and mean wall time per iteration and the median CPU time of this
+process (robust on a shared machine; EvoX's strategy container is not in it), then a markdown
+table of the medians.  For evox
 that includes the ``sample``/``add`` calls to the strategy's container (Docker), with strategy
 switches disabled (they are LLM-bound); for adaevolve the archives' crowding, the island
 bookkeeping and the paradigm path (the instant model answers guide requests with the offline
@@ -37,6 +41,7 @@ from harness.core.store import IterationCommit, RunRecord  # noqa: E402
 from harness.llm.offline.paradigm_responder import paradigm_responder  # noqa: E402
 from harness.llm.offline.responders import OfflineRequest, ResponseContext  # noqa: E402
 from harness.llm.usage import UsageMeter  # noqa: E402
+from harness.sandbox.sessions import make_sessions  # noqa: E402
 from harness.store.sqlite import SQLiteStore  # noqa: E402
 
 FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.S)
@@ -80,7 +85,8 @@ class InstantEvaluator(BaseEvaluator):
         return EvalResult(status="ok", metrics={"combined_score": self.rng.random()})
 
 
-def measure(name: str, size: int, iterations: int, workdir: Path) -> list[float]:
+def measure(name: str, size: int, iterations: int, workdir: Path) -> list[tuple[float, float]]:
+    """Per iteration: (wall seconds, this process's CPU seconds)."""
     total = size + iterations
     flags: dict = {"general": {"max_iterations": total}}
     if name == "evox":
@@ -91,7 +97,9 @@ def measure(name: str, size: int, iterations: int, workdir: Path) -> list[float]
         flags["population"] = {"population_size": total}
     spec, config = load_config(name, flags=flags)
     evaluator = InstantEvaluator(seed=size)
-    scaffold = build_scaffold(spec, config, BuildEnv(seed=0, evaluator=evaluator))
+    sessions = make_sessions("docker") if name == "evox" else None
+    env = BuildEnv(seed=0, evaluator=evaluator, run_id="bench", sessions=sessions)
+    scaffold = build_scaffold(spec, config, env)
     store = SQLiteStore(workdir / f"{name}-{size}.sqlite")
     run = RunRecord(
         id="bench",
@@ -131,17 +139,26 @@ def measure(name: str, size: int, iterations: int, workdir: Path) -> list[float]
     ctl.all_programs = {p.id: p for p in prefill}
     ctl.best = max(prefill, key=lambda p: p.score)
     ctl._done = set(range(size + 1))  # noqa: SLF001 - the bench fakes a run's history
-    times: list[float] = []
+    times: list[tuple[float, float]] = []
 
     def tick(_progress: object) -> None:
-        times.append(time.perf_counter())
+        times.append((time.perf_counter(), time.process_time()))
 
     ctl.on_progress = tick
-    start = time.perf_counter()
-    asyncio.run(ctl.run_to_end())
+
+    async def run() -> None:
+        try:
+            await ctl.run_to_end()
+        finally:
+            await scaffold.aclose()
+
+    start = (time.perf_counter(), time.process_time())
+    asyncio.run(run())
     stamps = [start, *times]
     store.close()
-    return [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+    if sessions is not None:
+        sessions.close()
+    return [(b[0] - a[0], b[1] - a[1]) for a, b in zip(stamps, stamps[1:], strict=False)]
 
 
 def main() -> None:
@@ -151,18 +168,30 @@ def main() -> None:
     parser.add_argument("--scaffolds", nargs="+", default=None)
     args = parser.parse_args()
     names = args.scaffolds or list_scaffolds()
-    print(f"{'scaffold':<22}{'programs':>10}{'median ms':>12}{'p95 ms':>10}{'mean ms':>10}")
+    print(
+        f"{'scaffold':<22}{'programs':>10}{'median ms':>11}{'p95 ms':>9}{'mean ms':>9}"
+        f"{'median CPU ms':>15}"
+    )
+    table: dict[str, dict[int, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             for size in args.sizes:
                 per_iter = measure(name, size, args.iterations, Path(tmp))
-                ms = sorted(t * 1000 for t in per_iter)
+                ms = sorted(wall * 1000 for wall, _ in per_iter)
+                cpu = statistics.median(c * 1000 for _, c in per_iter)
                 p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))]
                 print(
-                    f"{name:<22}{size:>10}{statistics.median(ms):>12.2f}{p95:>10.2f}"
-                    f"{statistics.fmean(ms):>10.2f}",
+                    f"{name:<22}{size:>10}{statistics.median(ms):>11.2f}{p95:>9.2f}"
+                    f"{statistics.fmean(ms):>9.2f}{cpu:>15.2f}",
                     flush=True,
                 )
+                table.setdefault(name, {})[size] = statistics.median(ms)
+    print("\nmedian wall ms per iteration (markdown):\n")
+    print("| programs | " + " | ".join(table) + " |")
+    print("|---|" + "---|" * len(table))
+    for size in args.sizes:
+        cells = " | ".join(f"{table[name][size]:.2f}" for name in table)
+        print(f"| {size:,} | {cells} |")
 
 
 if __name__ == "__main__":

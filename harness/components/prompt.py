@@ -14,6 +14,7 @@ builder is made, and the sandbox refuses whatever that check misses).
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections.abc import Callable, Mapping
@@ -67,20 +68,20 @@ def previous_attempts(population: PopulationView) -> list[Program]:
 
     Members are listed in admission order, so their iterations only grow (up to the few
     iterations in flight at once that may complete out of order): the window is found by
-    walking back from the newest member, not by scanning the whole population.
+    walking back from the newest member, not by scanning (or copying) the whole population.
     """
-    members = population.programs()
-    if not members:
+    newest = population.newest_first()
+    head = list(itertools.islice(newest, _OUT_OF_ORDER))
+    if not head:
         return []
-    last = max(p.iteration for p in members[-_OUT_OF_ORDER:])
+    last = max(p.iteration for p in head)
     floor = last - HISTORY_WINDOW
     scored: list[tuple[float, int, Program]] = []
-    for n in range(len(members) - 1, -1, -1):
-        p = members[n]
+    for back, p in enumerate(itertools.chain(head, newest)):
         if p.iteration <= floor - _OUT_OF_ORDER:
             break
         if p.iteration > floor and (score := _combined_score(p)) is not None:
-            scored.append((score, n, p))
+            scored.append((score, -back, p))  # -back: admission order
     scored.sort(key=lambda item: (-item[0], item[1]))
     return [p for _, _, p in scored[:HISTORY_SIZE]]
 

@@ -111,8 +111,7 @@ class BestOfNPolicy(BaseSelectionPolicy):
         self.uses = 0
 
     async def select(self, population: PopulationView, step: Step) -> Selection:
-        members = population.programs()
-        if not members:
+        if len(population) == 0:
             return Selection(parent=None, info={"reason": "empty population: from scratch"})
         current = population.get(self.current_parent_id) if self.current_parent_id else None
         if current is None or self.uses >= self.n:

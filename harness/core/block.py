@@ -21,6 +21,8 @@ Hook contract (the controller is the only caller):
   source's — only an evaluation produces scores.  The block decides where the copy lives.
 - Hooks may mutate only their own block's state (and, for island blocks, the population's
   structure through its own methods); everything must round-trip through ``state_dict``.
+- ``state_dict`` returns a fresh structure of JSON values, never the block's own lists or dicts:
+  the store keeps the last one to write the next checkpoint as the difference from it.
 - ``parallel_ok = False`` on any block makes the scaffold's iterations sequential.
 - ``unsupported_loop`` names the loop options (:class:`~harness.core.config.LoopConfig` fields,
   or a tuple of them that must all be on) a block cannot run with, and why; ``check`` refuses

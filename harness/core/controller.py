@@ -183,6 +183,8 @@ class Controller:
         self._evaluator_streak: tuple[str, int] = ("", 0)
         self.evaluations = 0
         self._done: set[int] = set()
+        #: The latest iteration in ``_done`` (kept as iterations are done; ``None``: not known).
+        self._last_done: int | None = None
         #: The trailing iterations committed without a proposal (LLM errors, budget): not done,
         #: to be run again by a resume (iteration → why).
         self._undone: dict[int, str] = {}
@@ -271,6 +273,7 @@ class Controller:
         # again first, in order.
         self._rerun = {int(i): str(why) for i, why in (ctl.get("undone") or {}).items()}
         self._done = self.store.done_iterations(self.run.id) - set(self._rerun)
+        self._last_done = None
         self._kept = {
             "scaffold": state["scaffold"],
             "llm_rng": ctl["llm_rng"],
@@ -442,13 +445,24 @@ class Controller:
         """An iteration at the end of the run that got no proposal stays not done (a resume
         runs it again); any other is done, and so are earlier ones left without a proposal."""
         no_proposal = "" if ok or buffer.programs else _no_proposal(outcome, buffer)
-        last_done = max((i for i in self._done if i not in self._undone), default=0)
-        if no_proposal and iteration > last_done:
+        if no_proposal and iteration > self._latest_done():
             self._undone[iteration] = no_proposal
             buffer.event("iteration_not_done", reason=no_proposal)
         else:  # this one is done: earlier iterations without a proposal are plain failures
-            self._done.update(i for i in self._undone if i < iteration)
+            self._mark_done(i for i in self._undone if i < iteration)
             self._undone = {i: why for i, why in self._undone.items() if i > iteration}
+
+    def _latest_done(self) -> int:
+        """The latest done iteration (0: none); ``_done`` and ``_undone`` never share one."""
+        if self._last_done is None:
+            self._last_done = max((i for i in self._done if i not in self._undone), default=0)
+        return self._last_done
+
+    def _mark_done(self, iterations: Iterable[int]) -> None:
+        for i in iterations:
+            self._done.add(i)
+            if self._last_done is not None and i > self._last_done:
+                self._last_done = i
 
     def _count_infra_failure(self, outcome: IterationOutcome) -> None:
         """Stop the run when the same infrastructure cause failed too many iterations in a row."""
@@ -701,8 +715,8 @@ class Controller:
         return admitted
 
     def _commit(self, buffer: IterationBuffer, status: str, started: float) -> None:
-        self._done.add(buffer.iteration)
-        self._done -= set(self._undone)
+        if buffer.iteration not in self._undone:
+            self._mark_done([buffer.iteration])
         notes = [Event(buffer.iteration, kind, payload) for kind, payload in self._notes]
         buffer.events[:0] = notes
         self._notes.clear()

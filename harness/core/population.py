@@ -21,7 +21,7 @@ Contract (all implementations):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from harness.core.block import Block
@@ -34,6 +34,8 @@ class PopulationView(Protocol):
     """The read side of a population (what prompt builders get)."""
 
     def programs(self) -> Sequence[Program]: ...
+
+    def newest_first(self) -> Iterator[Program]: ...
 
     def get(self, program_id: str) -> Program | None: ...
 
@@ -55,6 +57,12 @@ class BasePopulation(Block, ABC):
     def programs(self) -> Sequence[Program]:
         """Members in admission order (a fresh list or an immutable view: callers never mutate
         what it returns, and a population never hands out its own mutable list)."""
+
+    def newest_first(self) -> Iterator[Program]:
+        """Members from the newest admitted back (a population may walk its own order instead
+        of copying it, so read it before the population changes; readers of the newest few
+        stop early)."""
+        return reversed(self.programs())
 
     def get(self, program_id: str) -> Program | None:
         for p in self.programs():
@@ -96,6 +104,9 @@ class ReadOnlyPopulation:
 
     def programs(self) -> Sequence[Program]:
         return self._population.programs()  # a population returns its own copy (contract)
+
+    def newest_first(self) -> Iterator[Program]:
+        return self._population.newest_first()
 
     def get(self, program_id: str) -> Program | None:
         return self._population.get(program_id)

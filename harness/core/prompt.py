@@ -15,7 +15,7 @@ Contract:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,9 @@ __all__ = ["BasePromptBuilder", "PromptContext"]
 class _NoPopulation:
     def programs(self) -> Sequence[Program]:
         return ()
+
+    def newest_first(self) -> Iterator[Program]:
+        return iter(())
 
     def get(self, program_id: str) -> Program | None:
         return None

@@ -109,7 +109,11 @@ class EvalResult:
         return "" if self.status == "ok" else self.status
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        """Every field, as JSON values (what ``dataclasses.asdict`` gives, without its generic
+        deep copy: stored with every evaluation)."""
+        d = {name: getattr(self, name) for name in _EVAL_FIELDS}
+        d["metrics"] = dict(self.metrics)
+        d["artifacts"] = dict(self.artifacts)
         d["stages"] = [dict(s) for s in self.stages]
         d["infra_retries"] = list(self.infra_retries)
         return d
@@ -121,6 +125,9 @@ class EvalResult:
         kw["infra_retries"] = tuple(kw.get("infra_retries") or ())
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in kw.items() if k in names})
+
+
+_EVAL_FIELDS = tuple(f.name for f in dataclasses.fields(EvalResult))
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import weakref
 from typing import Any
 
 __all__ = ["derive_seed", "make_rng", "rng_from_state", "rng_state"]
@@ -19,9 +20,22 @@ def make_rng(seed: int, name: str) -> random.Random:
     return random.Random(derive_seed(seed, name))
 
 
+#: Per RNG: its state when last asked, and the list handed out for it.
+_LAST: weakref.WeakKeyDictionary[random.Random, tuple[Any, list[Any]]] = weakref.WeakKeyDictionary()
+
+
 def rng_state(rng: random.Random) -> list[Any]:
-    version, internal, gauss = rng.getstate()
-    return [version, list(internal), gauss]
+    """The RNG's state as JSON values.  An RNG that has not moved since it was last asked gets
+    the same list again (checkpointed every iteration, it then costs the store nothing): the
+    list is shared, so never change it."""
+    state = rng.getstate()
+    last = _LAST.get(rng)
+    if last is not None and last[0] == state:
+        return last[1]
+    version, internal, gauss = state
+    out = [version, list(internal), gauss]
+    _LAST[rng] = (state, out)
+    return out
 
 
 def rng_from_state(rng: random.Random, state: list[Any]) -> random.Random:

@@ -19,6 +19,7 @@ from typing import Any
 from harness.core.errors import RunNotFound
 from harness.core.records import Event, Program
 from harness.core.store import RunRecord
+from harness.store import _delta
 from harness.store._sql import Connection
 from harness.store.benchmarks import SQLiteBenchmarks
 from harness.store.protocols import BenchmarkReader, StoredEvent
@@ -144,7 +145,14 @@ class SQLiteReader:
         )
         if not rows:
             return None
-        return int(rows[0]["iteration"]), json.loads(rows[0]["state"])
+        iteration, state = int(rows[0]["iteration"]), json.loads(rows[0]["state"])
+        deltas = self._db.query(
+            "SELECT iteration, delta FROM checkpoint_deltas WHERE run_id = ? ORDER BY seq",
+            (run_id,),
+        )
+        for row in deltas:  # the changes since the base (harness.store._delta)
+            iteration, state = int(row["iteration"]), _delta.apply(state, json.loads(row["delta"]))
+        return iteration, state
 
     def done_iterations(self, run_id: str) -> set[int]:
         """The iterations committed (a resume skips them)."""

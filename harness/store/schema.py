@@ -156,6 +156,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             "DROP TABLE IF EXISTS service_meta",
         ),
     ),
+    Migration(
+        7,
+        "checkpoint deltas: a run's checkpoint is its base state plus the changes since, so an "
+        "iteration writes what changed, not the whole population",
+        (
+            """CREATE TABLE IF NOT EXISTS checkpoint_deltas (
+                run_id TEXT NOT NULL, seq INTEGER NOT NULL, iteration INTEGER NOT NULL,
+                delta TEXT NOT NULL, created_at REAL, PRIMARY KEY (run_id, seq)
+            )""",
+        ),
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

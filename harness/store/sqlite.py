@@ -3,6 +3,12 @@ the reads of :class:`~harness.store.reader.SQLiteReader` (WAL).
 
 One transaction per iteration: a crash loses at most the iteration in flight.  Opening a file
 for writing creates it if needed and migrates it (:mod:`harness.store.schema`).
+
+Checkpoints are incremental: a run's first commit through this connection writes its whole
+state (the *base*), later ones only what changed since the commit before
+(:mod:`harness.store._delta`), until the chain of deltas has grown as large as the base, when
+the base is written anew and the chain dropped.  Reading a checkpoint applies the chain to the
+base, so restoring reads at most twice the state's size.
 """
 
 from __future__ import annotations
@@ -10,11 +16,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.core.errors import StoreError
 from harness.core.store import IterationCommit, RunRecord
+from harness.store import _delta
 from harness.store._sql import CommitListener, Connection, dumps
 from harness.store.benchmarks import SQLiteBenchmarks
 from harness.store.leases import SQLiteLeases
@@ -55,6 +64,9 @@ class SQLiteStore(SQLiteReader):
         self.leases = SQLiteLeases(self._db)
         #: The benchmark tables, read and written.
         self.benchmarks: SQLiteBenchmarks = SQLiteBenchmarks(self._db)
+        #: Per run: the checkpoint state last committed through this connection (a delta is
+        #: taken against it), the size of its base and of the chain of deltas since.
+        self._checkpoints: dict[str, _Chain] = {}
 
     def add_listener(self, listener: CommitListener) -> None:
         """Call ``listener(run_id, what)`` after every committed write of this connection."""
@@ -98,7 +110,9 @@ class SQLiteStore(SQLiteReader):
         try:
             with self._db.tx() as conn:
                 self.leases.check(conn, run_id)
-                _write_iteration(conn, commit, time.time())
+                now = time.time()
+                _write_iteration(conn, commit, now)
+                chain = self._write_checkpoint(conn, commit, now)
         except sqlite3.IntegrityError as exc:
             ids = ", ".join(p.id for p in commit.programs)
             raise StoreError(
@@ -107,7 +121,50 @@ class SQLiteStore(SQLiteReader):
             ) from exc
         except sqlite3.Error as exc:
             raise StoreError(f"run store {self.path}: cannot commit iteration: {exc}") from exc
+        if chain is not None:
+            self._checkpoints[run_id] = chain
         self._db.notify(run_id, "iteration")
+
+    def _write_checkpoint(
+        self, conn: sqlite3.Connection, commit: IterationCommit, now: float
+    ) -> _Chain | None:
+        """Write ``commit``'s checkpoint as a delta against the last one, or as a new base;
+        the chain as it stands after this commit (``None``: no checkpoint)."""
+        state = commit.checkpoint
+        if state is None:
+            return None
+        run_id = commit.run_id
+        chain = self._checkpoints.get(run_id)
+        if chain is not None:
+            node = _delta.diff(chain.state, state)
+            text = dumps(node)
+            if chain.chain_size + len(text) <= chain.base_size:
+                conn.execute(
+                    "INSERT INTO checkpoint_deltas VALUES (?, ?, ?, ?, ?)",
+                    (run_id, chain.seq + 1, commit.iteration, text, now),
+                )
+                return _Chain(state, chain.base_size, chain.chain_size + len(text), chain.seq + 1)
+        text = dumps(dict(state))
+        conn.execute("DELETE FROM checkpoint_deltas WHERE run_id = ?", (run_id,))
+        conn.execute(
+            "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?)",
+            (run_id, commit.iteration, text, now),
+        )
+        return _Chain(state, max(len(text), _MIN_BASE), 0, 0)
+
+
+#: A base smaller than this is not rewritten before its chain reaches this size.
+_MIN_BASE = 4096
+
+
+@dataclass(frozen=True)
+class _Chain:
+    #: The state last committed (blocks hand out fresh state dicts: it is never changed).
+    state: Mapping[str, Any]
+    base_size: int
+    chain_size: int
+    #: The last delta's number (0: none yet).
+    seq: int
 
 
 def _write_iteration(conn: sqlite3.Connection, commit: IterationCommit, now: float) -> None:
@@ -189,11 +246,6 @@ def _write_iteration(conn: sqlite3.Connection, commit: IterationCommit, now: flo
         "INSERT OR REPLACE INTO iterations VALUES (?, ?, ?, ?, ?, ?)",
         (run_id, commit.iteration, commit.status, commit.best_score, commit.duration_s, now),
     )
-    if commit.checkpoint is not None:
-        conn.execute(
-            "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?)",
-            (run_id, commit.iteration, dumps(dict(commit.checkpoint)), now),
-        )
     if commit.run_updates:
         updates = dict(commit.run_updates, updated_at=now)
         if "config" in updates:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = ["EPSILON", "AdaptiveState", "IslandBandit"]
@@ -140,7 +140,16 @@ class IslandBandit:
         return best, "ucb"
 
     def state_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """``dataclasses.asdict(self)``, without its generic deep copy (every iteration)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "states":
+                value = [{g.name: getattr(s, g.name) for g in fields(s)} for s in value]
+            elif isinstance(value, list):
+                value = list(value)
+            out[f.name] = value
+        return out
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> IslandBandit:

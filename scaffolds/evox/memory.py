@@ -152,7 +152,7 @@ class EvoxMemory(BaseMemory):
             return
         # Members the strategy has not seen yet (the seed program of iteration 0, or after a
         # resume) go in first, in iteration order.
-        await self.sampler.feed(self._members(), step)
+        await self.sampler.feed(self.sampler.unseen(), step)
         self.drop_broken_pending(step)
 
     async def end_iteration(self, step: Step, outcome: IterationOutcome) -> None:

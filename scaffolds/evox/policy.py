@@ -87,9 +87,25 @@ class EvolvedStrategySampler(BaseSelectionPolicy):
         self.chain = StrategyChain(SeedStrategy(make_rng(seed, "strategy:seed")), Labels("", ""))
         #: The chain as checkpointed, until :meth:`ready` recreates its strategies.
         self._restored: Mapping[str, Any] | None = None
+        #: (strategy, its ``known``, how many admitted ids are known to it): see ``unseen``.
+        self._checked: tuple[object, object, int] = (None, None, 0)
 
     def members(self) -> list[Program]:
         return sorted(self.population.programs(), key=lambda p: p.iteration)
+
+    def unseen(self) -> list[Program]:
+        """What :meth:`feed` needs to bring the active strategy up to date: every member in
+        iteration order when one of them is new to it, else nothing (usually).  Members never
+        leave and a strategy's ``known`` only grows, so the ids checked once stay checked."""
+        strategy = self.chain.active
+        order = self.population.admitted()
+        kept = self._checked
+        checked = kept[2] if kept[0] is strategy and kept[1] is strategy.known else 0
+        known = strategy.known
+        while checked < len(order) and order[checked] in known:
+            checked += 1
+        self._checked = (strategy, known, checked)
+        return [] if checked == len(order) else self.members()
 
     def remote(self, strategy_id: str, source: str, seed: int) -> RemoteStrategy:
         """A (not yet booted) server of a strategy, with the chain's labels."""
@@ -105,7 +121,7 @@ class EvolvedStrategySampler(BaseSelectionPolicy):
         if len(self.population) == 0:
             return Selection(parent=None, info={"reason": "empty population"})
         await self.ready(step)
-        await self.feed(self.members(), step)
+        await self.feed(self.unseen(), step)
         return await self.chain.select(self.population, self.k, step.iteration, step.event)
 
     # -- resume ----------------------------------------------------------------------------------

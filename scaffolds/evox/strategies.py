@@ -20,6 +20,7 @@ import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
+from harness.components.population import ChunkedLog
 from harness.core.errors import InfrastructureFault, StrategyError
 from harness.core.records import Program
 from harness.core.rng import rng_from_state, rng_state
@@ -60,12 +61,14 @@ class SeedStrategy:
         self.rng = rng
         self.order: list[str] = []
         self.known: set[str] = set()
+        self._log = ChunkedLog()  # ``order``, as checkpoints hold it
 
     async def add(self, programs: Sequence[Program]) -> None:
         for program in programs:
             if program.id not in self.known:
                 self.known.add(program.id)
                 self.order.append(program.id)
+                self._log.append(program.id)
 
     async def sample(self, k: int) -> Answer:
         if not self.order:
@@ -79,10 +82,12 @@ class SeedStrategy:
         return None
 
     def state_dict(self) -> dict[str, Any]:
-        return {"order": list(self.order), "rng": rng_state(self.rng)}
+        return {"order_chunks": self._log.state(), "rng": rng_state(self.rng)}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        self.order = list(state["order"])
+        chunks = state.get("order_chunks")  # absent: a checkpoint with the flat "order"
+        self.order = list(state["order"]) if chunks is None else ChunkedLog.items(chunks)
+        self._log = ChunkedLog(self.order)
         self.known = set(self.order)
         rng_from_state(self.rng, state["rng"])
 

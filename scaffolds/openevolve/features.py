@@ -62,14 +62,19 @@ class FeatureScaler:
 
     def __init__(self) -> None:
         self.stats: dict[str, list[float]] = {}  # dimension -> [min, max]
+        #: Grows whenever the scaling may have changed (bins computed before may differ).
+        self.version = 0
 
     def observe(self, dimension: str, value: float) -> None:
         seen = self.stats.get(dimension)
         if seen is None:
             self.stats[dimension] = [value, value]
+            self.version += 1
         else:
-            seen[0] = min(seen[0], value)
-            seen[1] = max(seen[1], value)
+            low, high = min(seen[0], value), max(seen[1], value)
+            if not (low == seen[0] and high == seen[1]):  # NaN: counted as a change
+                self.version += 1
+            seen[0], seen[1] = low, high
 
     def scale(self, dimension: str, value: float) -> float:
         seen = self.stats.get(dimension)
@@ -90,3 +95,4 @@ class FeatureScaler:
 
     def load_state_dict(self, state: Mapping[str, Sequence[float]]) -> None:
         self.stats = {k: [float(v[0]), float(v[1])] for k, v in state.items()}
+        self.version += 1

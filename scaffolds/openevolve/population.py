@@ -21,13 +21,21 @@ Islands and the archive are insertion-ordered here; the reference keeps them in 
 uuids, whose order is arbitrary (see the scaffold README).  Feature coordinates follow
 :mod:`scaffolds.openevolve.features`; every coordinate computation, the selection's included,
 widens the running min/max as in the reference.
+
+What the reference recomputes per selection is kept here as programs come and go (same results,
+step for step): each island's ranking by a key (``island_ranked``: top programs and prompt
+context) and, once a program's coordinates depend on the program alone, each island's cell
+owners (``nearby_cells``, rebuilt when the scaling widens).  From then on the nearby step no
+longer refills the diversity cache, whose contents by then decide no value.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import operator
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -126,6 +134,21 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._events: list[tuple[str, dict[str, Any]]] = []
         #: Every program ever added or restored, members or not (for selections made earlier).
         self._known: dict[str, Program] = {}
+        #: Digests in ``_diversity`` whose value was computed before the reference set was full
+        #: (while any is cached, a program's diversity depends on the cache's contents).
+        self._stale: set[str] = set()
+        #: Per island, each member's cell while nothing a cell depends on changes
+        #: (:meth:`nearby_cells`); memos of values that depend on the program alone.
+        self._cell_index: dict[int, _CellIndex] = {}
+        #: Per (island, key function): its members ranked (:meth:`island_ranked`).
+        self._rankings: dict[tuple[int, Callable[[Program], float]], _Ranking] = {}
+        #: Every member by fitness ascending (the cap's eviction order; built on first need).
+        self._global: _Ranking | None = None
+        self._fitness: dict[str, float] = {}
+        self._settled: dict[str, float] = {}
+        self._cache_state: dict[str, Any] | None = None
+        #: ``_diversity``'s entries as the checkpoint lists them, kept in step with it.
+        self._cache_pairs: list[list[Any]] = []
 
     # -- the population contract -------------------------------------------------------------
     def programs(self) -> Sequence[Program]:
@@ -164,17 +187,40 @@ class MapElitesIslandsPopulation(BasePopulation):
 
     # -- what the selection policy and prompt builder read ------------------------------------
     def fitness(self, program: Program) -> float:
-        return fitness(program.metrics, self.config.feature_dimensions)
+        value = self._fitness.get(program.id)
+        if value is None or self._known.get(program.id) is not program:
+            value = fitness(program.metrics, self.config.feature_dimensions)
+            if self._known.get(program.id) is program:
+                self._fitness[program.id] = value
+        return value
 
     def island_of(self, program_id: str) -> int | None:
         return self._island_of.get(program_id)
+
+    def island_size(self, island: int) -> int:
+        """``len(self.island_members(island))``: every id on an island is a member (``_place``
+        adds both, ``_enforce_cap`` removes both, ``_remove_if_orphaned`` only removes programs
+        on no island)."""
+        return len(self.islands[island])
 
     def island_members(self, island: int) -> list[Program]:
         return [self._programs[pid] for pid in self.islands[island] if pid in self._programs]
 
     def island_top(self, island: int, n: int) -> list[Program]:
-        ranked = sorted(self.island_members(island), key=self.fitness, reverse=True)
-        return ranked[: max(0, n)]
+        return self.island_ranked(island, n, self.fitness)
+
+    def island_ranked(self, island: int, n: int, key: Callable[[Program], float]) -> list[Program]:
+        """``sorted(self.island_members(island), key=key, reverse=True)[:n]`` (ties keep island
+        order), from a ranking kept as members come and go; ``key`` must depend on the program
+        alone."""
+        ranking = self._rankings.get((island, key))
+        if ranking is None:
+            ranking = _Ranking(key, self.island_members(island), True)
+            self._rankings[(island, key)] = ranking
+        if ranking.unordered:  # a NaN key: no order to keep; sort as the reference does
+            ranked = sorted(self.island_members(island), key=key, reverse=True)
+            return ranked[: max(0, n)]
+        return [self._programs[pid] for pid in ranking.top(n)]
 
     def archive_members(self) -> list[Program]:
         return [self._programs[pid] for pid in self.archive if pid in self._programs]
@@ -188,8 +234,12 @@ class MapElitesIslandsPopulation(BasePopulation):
             return None
         return best
 
-    def coordinates(self, program: Program) -> list[int]:
-        """The program's grid coordinates under the current scaling (observing its values)."""
+    def coordinates(
+        self, program: Program, diversity: Callable[[Program], float] | None = None
+    ) -> list[int]:
+        """The program's grid coordinates under the current scaling (observing its values);
+        ``diversity`` measures the diversity dimension instead of the cached reference one."""
+        measure = diversity or self._diversity_of
         coords = []
         for dim in self.config.feature_dimensions:
             bins = self.bins[dim]
@@ -201,7 +251,7 @@ class MapElitesIslandsPopulation(BasePopulation):
                 if len(self._programs) < 2:
                     coords.append(0)
                 else:
-                    coords.append(self.scaler.bin(dim, self._diversity_of(program), bins))
+                    coords.append(self.scaler.bin(dim, measure(program), bins))
             elif dim == "score":
                 if not program.metrics:
                     coords.append(0)
@@ -224,10 +274,78 @@ class MapElitesIslandsPopulation(BasePopulation):
     def cell_key(coords: Sequence[int]) -> str:
         return "-".join(str(c) for c in coords)
 
+    def nearby_cells(self, island: int, ids: Sequence[str]) -> Mapping[str, str]:
+        """Cell → owner over the members ``ids`` of ``island`` (in island order, the last of a
+        cell owns it) under the current scaling: what the reference's nearby-inspiration step
+        builds, computing every member's coordinates (and observing their values) each time.
+
+        Once a member's coordinates depend on the program alone (its metrics and code; for
+        ``diversity``, once the reference set is full and no value computed before that is
+        cached), they change only when the scaling does: the map is then kept per island,
+        updated as members come and go, and built again when the scaling widens."""
+        index = self._cell_index.get(island)
+        settled = self._settled_values()
+        if index is not None and settled and index.version == self.scaler.version:
+            return index
+        self._cell_index.pop(island, None)
+        version = self.scaler.version
+        measure = self._settled_diversity if settled else None
+        cells: dict[str, str] = {}
+        built = _CellIndex(version)
+        for pid in ids:
+            program = self._programs.get(pid)
+            if program is not None:
+                key = self.cell_key(self.coordinates(program, measure))
+                cells[key] = pid
+                built.add(pid, key)
+        if settled and self.scaler.version == version:  # else computed under moving scales
+            self._cell_index[island] = built
+        return cells
+
+    def _settled_values(self) -> bool:
+        """Whether every coordinate is a function of the program alone (see ``nearby_cells``)."""
+        if "diversity" not in self.config.feature_dimensions:
+            return True
+        full = len(self._reference) >= self.config.diversity_reference_size
+        return full and not self._stale and len(self._programs) >= 2
+
+    def _settled_diversity(self, program: Program) -> float:
+        """``_diversity_of`` once values are settled: what it returns, without touching its
+        cache (whose contents no longer decide any value)."""
+        value = self._settled.get(program.id)
+        if value is None:
+            digest = _digest(program.code)
+            cached = self._diversity.get(digest)
+            value = cached[0] if cached is not None else self._frozen.get(digest)
+            if value is None:
+                value = self._against_reference(program.code)
+                self._frozen[digest] = value
+            self._settled[program.id] = value
+        return value
+
+    def _index_add(self, island: int, program: Program, key: str) -> None:
+        """``program`` joined ``island`` (last) in cell ``key``: the kept indexes follow."""
+        if not self._settled_values():
+            self._cell_index.clear()
+        elif (index := self._cell_index.get(island)) is not None:
+            index.add(program.id, key)
+        for (at, _), ranking in self._rankings.items():
+            if at == island:
+                ranking.add(program)
+
+    def _index_remove(self, pid: str) -> None:
+        """``pid`` left whichever island held it."""
+        for index in self._cell_index.values():
+            index.remove(pid)
+        for ranking in self._rankings.values():
+            ranking.remove(pid)
+
     # -- admission ------------------------------------------------------------------------------
     def _place(self, program: Program, island: int) -> None:
         pid = program.id
         self._programs[pid] = program
+        if self._global is not None:
+            self._global.add(program)
         coords = self.coordinates(program)
         key = self.cell_key(coords)
         grid = self.cells[island]
@@ -243,9 +361,11 @@ class MapElitesIslandsPopulation(BasePopulation):
                     del self.archive[incumbent]
                     self.archive[pid] = None
                 self.islands[island].pop(incumbent, None)
+                self._index_remove(incumbent)
                 displaced = incumbent
             grid[key] = pid
         self.islands[island][pid] = None
+        self._index_add(island, program, key)
         self._island_of[pid] = island
         self._update_archive(program)
         self._update_best(program)
@@ -334,7 +454,7 @@ class MapElitesIslandsPopulation(BasePopulation):
             return False
         if pid == self.best_id:
             return False
-        del self._programs[pid]
+        self._remove_member(pid)
         del self._island_of[pid]
         self.archive.pop(pid, None)
         self._cleanup_island_bests()
@@ -352,21 +472,45 @@ class MapElitesIslandsPopulation(BasePopulation):
             return []
         protected = {best, exclude}
         owners = {pid for grid in self.cells for pid in grid.values()}
-        candidates = [p for p in self._programs.values() if p.id not in protected]
-        plain = sorted((p for p in candidates if p.id not in owners), key=self.fitness)
-        elite = sorted((p for p in candidates if p.id in owners), key=self.fitness)
-        doomed = [p.id for p in (plain + elite)[:excess]]
+        doomed = self._worst(excess, protected, owners)
         for pid in doomed:
-            del self._programs[pid]
+            self._remove_member(pid)
             del self._island_of[pid]
             for grid in self.cells:
                 for key in [k for k, owner in grid.items() if owner == pid]:
                     del grid[key]
             for island in self.islands:
                 island.pop(pid, None)
+            self._index_remove(pid)
             self.archive.pop(pid, None)
         self._cleanup_island_bests()
         return doomed
+
+    def _worst(self, excess: int, protected: set[str | None], owners: set[str]) -> list[str]:
+        """The ``excess`` programs the cap evicts: those owning no cell first, then owners, each
+        by fitness ascending (ties in admission order), never one of ``protected``; read off a
+        ranking of every member kept as they come and go (a NaN fitness: sorted anew)."""
+        ranking = self._global
+        if ranking is None:
+            ranking = self._global = _Ranking(self.fitness, list(self._programs.values()), False)
+        if ranking.unordered:
+            candidates = [p for p in self._programs.values() if p.id not in protected]
+            free = sorted((p for p in candidates if p.id not in owners), key=self.fitness)
+            owning = sorted((p for p in candidates if p.id in owners), key=self.fitness)
+            return [p.id for p in (free + owning)[:excess]]
+        plain: list[str] = []
+        for pid in ranking.ids():
+            if pid not in protected and pid not in owners:
+                plain.append(pid)
+                if len(plain) == excess:
+                    return plain
+        elite = [pid for pid in ranking.ids() if pid not in protected and pid in owners]
+        return plain + elite[: excess - len(plain)]
+
+    def _remove_member(self, pid: str) -> None:
+        del self._programs[pid]
+        if self._global is not None:
+            self._global.remove(pid)
 
     # -- diversity ------------------------------------------------------------------------------
     def _metric(self, program: Program, dim: str) -> float:
@@ -390,16 +534,26 @@ class MapElitesIslandsPopulation(BasePopulation):
         # a function of the code alone: remembered beyond the 1,000-entry cache (whose contents
         # and order, which decide the values computed earlier, stay the reference's).
         value = self._frozen.get(digest) if full else None
+        full = len(self._reference) >= self.config.diversity_reference_size
         if value is None:
-            code = program.code
-            scores = [fast_diversity(code, ref) for ref in self._reference_code if ref != code]
-            value = sum(scores) / len(scores) if scores else 0.0
-            if len(self._reference) >= self.config.diversity_reference_size:
+            value = self._against_reference(program.code)
+            if full:
                 self._frozen[digest] = value
         if len(self._diversity) >= DIVERSITY_CACHE_SIZE:
-            del self._diversity[next(iter(self._diversity))]
+            evicted = next(iter(self._diversity))
+            del self._diversity[evicted]
+            del self._cache_pairs[0]
+            self._stale.discard(evicted)
         self._diversity[digest] = (value, program.id)
+        self._cache_pairs.append([program.id, value])
+        self._cache_state = None
+        if not full:
+            self._stale.add(digest)
         return value
+
+    def _against_reference(self, code: str) -> float:
+        scores = [fast_diversity(code, ref) for ref in self._reference_code if ref != code]
+        return sum(scores) / len(scores) if scores else 0.0
 
     def _refresh_reference(self) -> None:
         everyone = list(self._programs.values())
@@ -474,7 +628,7 @@ class MapElitesIslandsPopulation(BasePopulation):
     def state_dict(self) -> dict[str, Any]:
         return {
             "members": list(self._programs),
-            "island_of": [self._island_of[pid] for pid in self._programs],
+            "island_of": _pick(self._island_of, self._programs),
             "islands": [list(island) for island in self.islands],
             "cells": [dict(grid) for grid in self.cells],
             "archive": list(self.archive),
@@ -484,11 +638,22 @@ class MapElitesIslandsPopulation(BasePopulation):
             "last_migration": self.last_migration,
             "feature_stats": self.scaler.state_dict(),
             "reference": list(self._reference),
-            "diversity": [[pid, value] for value, pid in self._diversity.values()],
+            **self._cache_dict(),
             "rng": rng_state(self.rng),
         }
 
+    def _cache_dict(self) -> dict[str, Any]:
+        """The diversity cache's part of the state, built again only after it changed (the
+        lists are handed out, never changed: a changed cache gets new ones)."""
+        if self._cache_state is None:
+            self._cache_state = {
+                "diversity": list(self._cache_pairs),
+                "stale": [pid for _, pid in (self._diversity[d] for d in self._stale)],
+            }
+        return self._cache_state
+
     def load_state_dict(self, state: Mapping[str, Any], programs: Mapping[str, Program]) -> None:
+        self._cache_state = None
         self._known = dict(programs)
         self._programs = {pid: programs[pid] for pid in state["members"]}
         self._island_of = dict(zip(state["members"], state["island_of"], strict=True))
@@ -505,6 +670,105 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._diversity = {
             _digest(programs[pid].code): (float(value), pid) for pid, value in state["diversity"]
         }
+        self._cache_pairs = [[pid, value] for value, pid in self._diversity.values()]
+        stale = state.get("stale")  # absent (an earlier checkpoint): any cached value may be
+        self._stale = (
+            set(self._diversity)
+            if stale is None
+            else {_digest(programs[pid].code) for pid in stale} & self._diversity.keys()
+        )
         rng_from_state(self.rng, state["rng"])
         self._frozen.clear()
         self._events.clear()
+        self._cell_index.clear()
+        self._rankings.clear()
+        self._global = None
+        self._fitness.clear()
+        self._settled.clear()
+
+
+class _CellIndex(Mapping[str, str]):
+    """One island's members by cell, in island order (a cell's owner is its last member),
+    under the scaling of ``version``."""
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+        self._key_of: dict[str, str] = {}
+        self._members: dict[str, dict[str, None]] = {}
+
+    def add(self, pid: str, key: str) -> None:
+        self.remove(pid)
+        self._key_of[pid] = key
+        self._members.setdefault(key, {})[pid] = None
+
+    def remove(self, pid: str) -> None:
+        key = self._key_of.pop(pid, None)
+        if key is not None:
+            members = self._members[key]
+            del members[pid]
+            if not members:
+                del self._members[key]
+
+    def __getitem__(self, key: str) -> str:
+        return next(reversed(self._members[key]))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+
+class _Ranking:
+    """Programs by ``key`` descending (or ascending), ties in the order they joined: the order
+    of ``sorted(members, key=key, reverse=descending)``, kept as programs join (last) and
+    leave."""
+
+    def __init__(
+        self, key: Callable[[Program], float], members: Sequence[Program], descending: bool
+    ) -> None:
+        self.key = key
+        self._sign = -1.0 if descending else 1.0
+        self._entries: list[tuple[float, int, str]] = []  # (-key, arrival, id), ascending
+        self._entry: dict[str, tuple[float, int, str]] = {}
+        self._nan: set[str] = set()
+        self._arrivals = 0
+        for program in members:
+            self.add(program)
+
+    @property
+    def unordered(self) -> bool:
+        return bool(self._nan)
+
+    def add(self, program: Program) -> None:
+        self.remove(program.id)
+        value = self.key(program)
+        self._arrivals += 1
+        if value != value:  # NaN
+            self._nan.add(program.id)
+            return
+        entry = (self._sign * value, self._arrivals, program.id)
+        bisect.insort(self._entries, entry)
+        self._entry[program.id] = entry
+
+    def remove(self, pid: str) -> None:
+        self._nan.discard(pid)
+        entry = self._entry.pop(pid, None)
+        if entry is not None:
+            del self._entries[bisect.bisect_left(self._entries, entry)]
+
+    def top(self, n: int) -> list[str]:
+        return [pid for _, _, pid in self._entries[: max(0, n)]]
+
+    def ids(self) -> Iterator[str]:
+        """Every id in rank order (do not change the ranking while iterating)."""
+        return (pid for _, _, pid in self._entries)
+
+
+def _pick(values: Mapping[str, Any], keys: Iterable[str]) -> list[Any]:
+    """``[values[k] for k in keys]``, in C."""
+    keys = list(keys)
+    if not keys:
+        return []
+    picked = operator.itemgetter(*keys)(values)
+    return [picked] if len(keys) == 1 else list(picked)

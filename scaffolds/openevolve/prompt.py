@@ -141,13 +141,16 @@ class OpenEvolvePromptBuilder(BasePromptBuilder):
             return Prompt(system=self.system_message(), user=scratch.user, kind=scratch.kind)
         source = self.context_source
         members = source.sampled_context(context.iteration) if source is not None else None
-        if members is None:
-            members = self.population.island_members(self.population.island_of(parent.id) or 0)
         rng = source.prompt_rng() if source is not None else None
         if rng is None:
             rng = random.Random(f"{context.iteration}:{parent.id}")
-        ranked = sorted(members, key=lambda p: _rank_score(p.metrics), reverse=True)
-        shown = ranked[: self.num_top + self.num_diverse]
+        count = self.num_top + self.num_diverse
+        if members is None:  # the live island, ranked as its members come and go
+            island = self.population.island_of(parent.id) or 0
+            ranked = self.population.island_ranked(island, count, _program_rank)
+        else:
+            ranked = sorted(members, key=_program_rank, reverse=True)
+        shown = ranked[:count]
         previous = ranked[: self.num_top]
         kind = "diff" if self.diff_mode else "rewrite"
         template = "diff_user" if self.diff_mode else "full_rewrite_user"
@@ -412,6 +415,10 @@ class OpenEvolvePromptBuilder(BasePromptBuilder):
             kind = self._kind(program)
             features.append(texts.fragment("inspiration_no_features_postfix", program_type=kind))
         return ", ".join(features[: self.num_top])
+
+
+def _program_rank(program: Program) -> float:
+    return _rank_score(program.metrics)
 
 
 def _rank_score(metrics: Mapping[str, Any]) -> float:

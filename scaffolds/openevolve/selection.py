@@ -308,8 +308,8 @@ class ThreeTierPolicy(BaseSelectionPolicy):
         pop = self.population
         n = self.config.num_inspirations
         ids = list(pop.islands[island])
-        members = pop.island_members(island)
-        if not members:
+        size = pop.island_size(island)
+        if not size:
             return []
         chosen: list[Program] = []
         best = pop.valid_island_best(island)
@@ -321,8 +321,8 @@ class ThreeTierPolicy(BaseSelectionPolicy):
             if program.id != parent.id and all(p.id != program.id for p in chosen):
                 chosen.append(program)
                 kinds.append("elite")
-        if len(members) > n and len(chosen) < n:
-            extra = self._nearby(parent, ids, chosen, n - len(chosen), kinds)
+        if size > n and len(chosen) < n:
+            extra = self._nearby(parent, island, ids, chosen, n - len(chosen), kinds)
             if len(chosen) + len(extra) < n:
                 taken = {parent.id, *(p.id for p in chosen), *(p.id for p in extra)}
                 free = [pid for pid in ids if pid not in taken and pid in pop]
@@ -337,6 +337,7 @@ class ThreeTierPolicy(BaseSelectionPolicy):
     def _nearby(
         self,
         parent: Program,
+        island: int,
         ids: list[str],
         chosen: list[Program],
         slots: int,
@@ -344,11 +345,7 @@ class ThreeTierPolicy(BaseSelectionPolicy):
     ) -> list[Program]:
         pop = self.population
         coords = pop.coordinates(parent)
-        cells: dict[str, str] = {}
-        for pid in ids:
-            program = pop.get(pid)
-            if program is not None:
-                cells[pop.cell_key(pop.coordinates(program))] = pid
+        cells = pop.nearby_cells(island, ids)
         found: list[Program] = []
         top = pop.feature_bins - 1
         for _ in range(slots * 3):

@@ -1,8 +1,13 @@
-"""The default prompt: every code block is fenced so the code cannot close it early."""
+"""The default prompt: every code block is fenced so the code cannot close it early; its
+previous attempts are found walking back from the newest member."""
 
 from __future__ import annotations
 
-from harness.components.prompt import DefaultPromptBuilder
+import random
+
+from harness.components.population import InMemoryPopulation
+from harness.components.prompt import DefaultPromptBuilder, previous_attempts
+from harness.core.population import ReadOnlyPopulation
 from harness.core.prompt import PromptContext
 from harness.core.records import Attempt, Program, Selection, TaskInfo
 from harness.diffs import apply_diff, find_fences
@@ -54,3 +59,37 @@ def test_offline_model_edits_a_program_with_a_backtick_line() -> None:
     applied = apply_diff(PARENT, reply)
     assert applied.error == "" and applied.code is not None, applied.error
     assert "return 0.5" not in applied.code  # the one numeric literal was perturbed
+
+
+def _previous_by_scan(members: list[Program]) -> list[str]:
+    """The reference's rule over a full copy of the members (what the walk replaced)."""
+    if not members:
+        return []
+    last = max(p.iteration for p in members[-64:])
+    floor = last - 100
+    scored = [
+        (float(p.metrics["combined_score"]), n, p.id)
+        for n, p in enumerate(members)
+        if p.iteration > floor and isinstance(p.metrics.get("combined_score"), float)
+    ]
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [pid for _, _, pid in scored[:3]]
+
+
+def test_previous_attempts_walk_back_from_the_newest_as_a_full_scan_would() -> None:
+    """Iterations out of order (parallel runs), ties, programs without a score, a capped
+    population that evicts: the walk from the newest member picks what a scan of all picks."""
+    rng = random.Random(5)
+    for capacity in (None, 40):
+        population = InMemoryPopulation(capacity=capacity)
+        view = ReadOnlyPopulation(population)
+        assert previous_attempts(view) == []
+        for i in range(400):
+            iteration = i + rng.randint(-30, 30)
+            score = rng.choice([0.5, 0.25, rng.random()])
+            metrics = {"combined_score": score} if rng.random() < 0.8 else {"other": 1.0}
+            population.add(
+                Program(id=f"p{i}", code="x\n", iteration=iteration, metrics=metrics, score=score)
+            )
+            got = [p.id for p in previous_attempts(view)]
+            assert got == _previous_by_scan(list(population.programs()))

@@ -209,7 +209,9 @@ def test_an_evox_checkpoint_of_the_earlier_layout_resumes_the_same(tmp_path: Pat
     assert chain["active"] is not None  # a rewritten strategy was deployed by the stop
     scaffold["memory"]["evox"].update(chain)
     with sqlite3.connect(path) as conn:
+        # A store of that time holds the whole state in one row (no checkpoint deltas).
         conn.execute("UPDATE checkpoints SET state = ? WHERE run_id = 'conf'", (json.dumps(state),))
+        conn.execute("DELETE FROM checkpoint_deltas WHERE run_id = 'conf'")
     second = build("evox", path, iterations=ITERATIONS, create=False)
     second.controller.restore()
     run(second)

@@ -57,7 +57,7 @@ def version_of(path: Path) -> int:
 
 def test_migrations_are_numbered_in_order_and_say_what_they_are_for() -> None:
     assert [m.version for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
-    assert SCHEMA_VERSION == len(MIGRATIONS) == 6
+    assert SCHEMA_VERSION == len(MIGRATIONS) == 7
     assert all(m.summary and m.steps for m in MIGRATIONS)
 
 
@@ -65,7 +65,7 @@ def test_every_step_is_idempotent(tmp_path: Path) -> None:
     SQLiteStore(tmp_path / "s.sqlite").close()
     fresh = schema_of(tmp_path / "s.sqlite")
     conn = sqlite3.connect(tmp_path / "s.sqlite", isolation_level=None)
-    for migration in MIGRATIONS[:-1]:  # the last drops the hub's old version table: gone twice
+    for migration in MIGRATIONS:
         for step in migration.steps:
             if isinstance(step, str):
                 assert "IF NOT EXISTS" in step or step.startswith("DROP TABLE IF EXISTS"), step
@@ -162,7 +162,7 @@ def test_the_cli_refuses_a_newer_store_with_one_line(tmp_path: Path) -> None:
 def test_a_reader_of_an_older_store_says_how_to_upgrade_it(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     at_version(path, 3)
-    with pytest.raises(StoreError, match=r"schema v3, this Galapagos reads v6; open it once"):
+    with pytest.raises(StoreError, match=r"schema v3, this Galapagos reads v7; open it once"):
         SQLiteReader(path)
     assert version_of(path) == 3  # a reader never writes
 

@@ -1,0 +1,209 @@
+"""Incremental checkpoints: a base plus a chain of deltas reads back exactly the state a full
+re-serialisation would have written (values and the order of every dict's keys), for random
+edits of nested states, through the writer and a fresh connection, for every shipped scaffold."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.core.controller import Progress
+from harness.core.errors import StoreError
+from harness.core.registry import list_scaffolds
+from harness.store import SQLiteReader, SQLiteStore
+from harness.store._delta import apply, diff
+from tests.conformance.runner import build, run
+from tests.store.conftest import commit, program, run_record
+
+
+def _json(value: Any) -> str:
+    """The text a full checkpoint would hold (key order included)."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _edit(value: Any, rng: random.Random, depth: int = 0, in_list: bool = False) -> Any:
+    """A copy of ``value`` with a few random changes at any depth (states are fresh objects).
+    Inside lists no number turns into an equal one of another type (``1`` → ``True``): lists
+    compare by ``==`` (see :mod:`harness.store._delta`)."""
+    if isinstance(value, dict):
+        out = dict(value)
+        for _ in range(rng.randint(0, 3)):
+            roll = rng.random()
+            if roll < 0.25 and out:
+                del out[rng.choice(list(out))]
+            elif roll < 0.5:
+                fresh = str(rng.random()) if rng.random() < 0.5 else None
+                out[fresh or rng.choice(["a", "b", "c", 4, "d"])] = 1
+            elif out:
+                key = rng.choice(list(out))
+                out[key] = _edit(out[key], rng, depth + 1)
+        if rng.random() < 0.05 and len(out) > 1:  # reorder the keys
+            out = dict(reversed(list(out.items())))
+        return out
+    if isinstance(value, list):
+        out = list(value)
+        roll = rng.random()
+        if roll < 0.3:  # append
+            out += [rng.randint(0, 9) for _ in range(rng.randint(0, 4))]
+        elif roll < 0.45 and out:  # a queue drops its oldest, takes a newest
+            del out[: rng.randint(1, len(out))]
+            out.append([rng.random(), "q"])
+        elif roll < 0.6:  # insert in the middle
+            out.insert(rng.randint(0, len(out)), {"k": [1, 2]})
+        elif roll < 0.7 and out:  # remove from the middle
+            del out[rng.randrange(len(out))]
+        elif roll < 0.8 and out:
+            out.reverse()
+        elif out:
+            i = rng.randrange(len(out))
+            out[i] = _edit(out[i], rng, depth + 1, in_list=True)
+        return out
+    if in_list:
+        return rng.choice([value, rng.random(), "s", None, ["x"], {"k": 1}])
+    return rng.choice([value, rng.random(), rng.randint(0, 3), 1.0, "s", None, True, [1], {"k": 1}])
+
+
+def _start() -> dict[str, Any]:
+    return {
+        "members": [f"p{i}" for i in range(200)],
+        "grid": {f"{i}-{j}": f"p{i * 10 + j}" for i in range(10) for j in range(10)},
+        "islands": [[f"p{i}" for i in range(k, 200, 5)] for k in range(5)],
+        "queue": [[f"p{i}", i / 7] for i in range(100)],
+        "rng": [3, list(range(20)), None],
+        "n": 1,
+        1: "int key",
+    }
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_applying_each_delta_gives_the_new_state_exactly(seed: int) -> None:
+    rng = random.Random(seed)
+    state = _start()
+    stored = json.loads(_json(state))
+    for _ in range(400):
+        new = _edit(state, rng)
+        node = diff(state, new)
+        stored = apply(stored, json.loads(_json(node)))
+        assert _json(stored) == _json(new)
+        state = new
+
+
+def test_an_unchanged_state_has_no_delta_and_small_changes_small_ones() -> None:
+    state = _start()
+    assert diff(state, _start()) is None
+    grown = {**state, "members": [*state["members"], "p200"]}
+    assert len(_json(diff(state, grown))) < 60
+    queue = [*state["queue"][1:], ["p999", 1.0]]
+    assert len(_json(diff(state, {**state, "queue": queue}))) < 80
+    grid = {**state["grid"], "3-4": "p999"}
+    assert len(_json(diff(state, {**state, "grid": grid}))) < 80
+
+
+def test_a_dict_value_that_changes_only_its_type_is_written() -> None:
+    for before, after in [(1, True), (1, 1.0), (0.0, False), (True, 1)]:
+        node = diff({"a": {"b": before}}, {"a": {"b": after}})
+        assert node is not None
+        stored = apply(json.loads(_json({"a": {"b": before}})), json.loads(_json(node)))
+        assert _json(stored) == _json({"a": {"b": after}})
+
+
+def _deltas(path: Path) -> int:
+    with sqlite3.connect(path) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM checkpoint_deltas").fetchone()[0])
+
+
+def test_the_store_writes_deltas_then_a_new_base_and_reads_back_every_state(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite"
+    store = SQLiteStore(path)
+    store.create_run(run_record())
+    rng = random.Random(1)
+    state = _start()
+    counts = []
+    for i in range(1, 300):
+        state = _edit(state, rng)
+        store.commit_iteration(commit("r1", i, checkpoint=state))
+        counts.append(_deltas(path))
+        found = store.checkpoint("r1")
+        assert found is not None and found[0] == i
+        assert _json(found[1]) == _json(state)
+    assert counts[0] == 0  # the first commit writes the base
+    assert max(counts) > 10  # then deltas
+    assert any(b < a for a, b in zip(counts, counts[1:], strict=False))  # and a new base
+    store.close()
+    reader = SQLiteReader(path)  # another process reads the same
+    found = reader.checkpoint("r1")
+    assert found is not None and _json(found[1]) == _json(state)
+    reader.close()
+
+
+def test_a_new_writer_starts_its_chain_with_a_base(tmp_path: Path) -> None:
+    """A resumed run's store connection knows no earlier state: its first commit is a base,
+    and the chain it found is not applied on top of it."""
+    path = tmp_path / "s.sqlite"
+    first = SQLiteStore(path)
+    first.create_run(run_record())
+    state = _start()
+    for i in range(1, 6):
+        state = {**state, "members": [*state["members"], f"n{i}"]}
+        first.commit_iteration(commit("r1", i, checkpoint=state))
+    assert _deltas(path) == 4
+    first.close()
+    second = SQLiteStore(path)
+    state = {**state, "n": 2}
+    second.commit_iteration(commit("r1", 6, checkpoint=state))
+    assert _deltas(path) == 0
+    state = {**state, "n": 3}
+    second.commit_iteration(commit("r1", 7, checkpoint=state))
+    assert _deltas(path) == 1
+    found = second.checkpoint("r1")
+    assert found is not None and found[0] == 7 and _json(found[1]) == _json(state)
+    second.close()
+
+
+def test_a_failed_commit_leaves_the_chain_as_it_was(tmp_path: Path) -> None:
+    """A commit the store refuses (it would overwrite a program) writes no delta, and the next
+    delta is taken against the last state that was committed."""
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    store.create_run(run_record())
+    state = _start()
+    store.commit_iteration(commit("r1", 1, [program("p1", 1, 1.0)], checkpoint=state))
+    refused = commit("r1", 2, [program("p1", 2, 1.0)], checkpoint={**state, "n": 6})
+    with pytest.raises(StoreError, match="overwrite a stored program"):
+        store.commit_iteration(refused)
+    latest = {**state, "n": 6, "members": state["members"][1:]}  # "n" as the refused one had
+    store.commit_iteration(commit("r1", 3, checkpoint=latest))
+    found = store.checkpoint("r1")
+    assert found is not None and _json(found[1]) == _json(latest)
+    store.close()
+
+
+#: EvoX runs its strategies in subprocesses (seconds): slow tier, as in tests/conformance.
+SCAFFOLDS = [
+    pytest.param(n, marks=pytest.mark.slow) if n == "evox" else n for n in list_scaffolds()
+]
+
+
+@pytest.mark.parametrize("name", SCAFFOLDS)
+def test_every_scaffolds_checkpoint_reads_back_its_full_state(name: str, tmp_path: Path) -> None:
+    """After every iteration the store's checkpoint (base + deltas) equals the scaffold's state
+    serialised whole: no block hands out state it changes later."""
+    built = build(name, tmp_path / "s.sqlite", iterations=12)
+    seen: list[int] = []
+
+    def check(progress: Progress) -> None:
+        found = built.store.checkpoint("conf")
+        assert found is not None
+        assert _json(found[1]["scaffold"]) == _json(json.loads(_json(built.scaffold.state_dict())))
+        seen.append(progress.iterations_done)
+
+    built.controller.on_progress = check
+    run(built)
+    assert seen[-1] == 12
+    assert _deltas(tmp_path / "s.sqlite") > 0
