@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +126,37 @@ def test_the_images_the_canaries_run_in() -> None:
     assert not doctor.canaries_run_in("python-eval@/tasks/x")  # a folder's Dockerfile
     assert not doctor.canaries_run_in("python-eval+sympy@/tasks/x")
     assert not doctor.canaries_run_in("r-eval") and not doctor.canaries_run_in("rust-eval")
+
+
+async def test_a_container_that_breaks_during_the_canaries_stops_the_run(
+    sandbox_images: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A canary job whose box never answers (here its evaluator ends the runner) fails them
+    all: the run stops with the same one-line error, no candidate ran, nothing is left."""
+    broken = doctor.canary_job(("honest",))
+    broken = dataclasses.replace(
+        broken, files={"evaluator.py": b"import os\ndef evaluate(candidate):\n    os._exit(3)\n"}
+    )
+    monkeypatch.setattr(doctor, "startup_jobs", lambda limits=None: [broken])
+    own = _count_own_containers(monkeypatch)
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    runtime = Runtime()
+    plan = plan_run(scaffold="best_of_n", task="function_minimization", iterations=1)
+    try:
+        with pytest.raises(SandboxError) as failed:
+            await execute(plan, store, runtime=runtime)
+        message = str(failed.value)
+        assert "\n" not in message and message.startswith("sandbox self-test failed")
+        assert "canary:startup: start-up jobs in the run's first container" in message
+        assert "galapagos sandbox doctor" in message
+        assert own == []
+        (backend,) = runtime.backends
+        assert isinstance(backend, DockerBackend) and list(backend.served_by) == []
+        assert store.list_runs() == []
+        instance = backend.instance
+    finally:
+        await runtime.aclose()
+    left = docker.from_env().containers.list(
+        all=True, filters={"label": f"{ownership.BACKEND_LABEL}={instance}"}
+    )
+    assert left == []
