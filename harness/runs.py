@@ -559,9 +559,11 @@ async def open_services(
             limits = dataclasses.replace(limits, memory_mb=ev.memory_mb)
 
         async def sandbox() -> TaskEvaluator:
-            # The run's first containers start while the canaries (once per runtime) run;
-            # their verdict gates every job of the backend, and the run's start.
+            # The canaries (once per runtime) run first in the run's first container when its
+            # image allows, else in their own meanwhile; their verdict gates every job of the
+            # backend, and the run's start.
             backend = await shared.backend(ev, run_id, wait_for_canaries=False)
+            shared.canaries_in_pool(backend, plan.task.card.image)
             evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
             try:
                 await evaluator.prewarm()  # the run's first containers start (no job)

@@ -29,6 +29,7 @@ import contextlib
 import os
 import random
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -85,6 +86,11 @@ class Runtime:
         self._lock: asyncio.Lock | None = None
         self._canaries_passed = False
         self.canary_runs = 0
+        #: The start-up canaries' results from a run's first zygote container (armed by
+        #: :meth:`canaries_in_pool`); None when they run in a container of their own.
+        self._in_pool: Future[Any] | None = None
+        #: Runs whose first container was asked to run the start-up canaries (for tests).
+        self.canaries_in_first_container = 0
         #: Docker session backends handed to runs (strategy servers on the shared engine).
         self.session_backends = 0
         self._closed = False
@@ -107,8 +113,35 @@ class Runtime:
             from harness.sandbox.doctor import startup_canaries
 
             self.canary_runs += 1
-            await startup_canaries()
+            in_pool, self._in_pool = self._in_pool, None
+            await startup_canaries(in_pool)
             self._canaries_passed = True
+
+    def canaries_in_pool(self, backend: CappedBackend, image: str) -> None:
+        """Have the start-up canaries run as the first jobs of the run's own first zygote
+        container (image ``image``, the run's limits and hardening) instead of in a container
+        of their own: one container fewer before the first candidate.  Call before the run's
+        prewarm; it applies only when nothing ran the canaries yet (nor started them: the
+        early canaries of :mod:`harness.sandbox.early`), the image is one they run in
+        (:func:`~harness.sandbox.doctor.canaries_run_in`) and the backend has zygote boxes;
+        otherwise (and whenever they could not run there) the gate runs them as before."""
+        from harness.sandbox.docker_backend import DockerBackend
+        from harness.sandbox.doctor import canaries_run_in, startup_jobs
+        from harness.sandbox.early import early_pending
+
+        inner = backend.inner
+        if (
+            self._canaries_passed
+            or self.canary_runs
+            or self._in_pool is not None
+            or backend.gate is None
+            or not canaries_run_in(image)
+            or not isinstance(inner, DockerBackend)
+            or early_pending()
+        ):
+            return
+        self._in_pool = inner.canaries_first(image, startup_jobs())
+        self.canaries_in_first_container += 1
 
     async def backend(
         self, ev: EvaluatorConfig, run_id: str | None, *, wait_for_canaries: bool = True

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import signal
 import time
 from collections.abc import Callable
@@ -90,24 +89,7 @@ def _models(model: list[str] | None) -> tuple[str, ...]:
     return tuple(name for item in (model or []) for name in item.split(",") if name.strip())
 
 
-def _early_canaries(func: Callable[..., None]) -> Callable[..., None]:
-    """``run`` with the sandbox's start-up canaries started at once, while the run is planned
-    (:mod:`harness.sandbox.early`: their verdict still gates the run's first container); not
-    for a local sandbox or a Ray cluster's nodes (they run their own)."""
-
-    @functools.wraps(func)
-    def wrapper(**kwargs: Any) -> None:
-        from harness.sandbox.early import canaries_started_early
-
-        docker = kwargs.get("sandbox") != "local" and kwargs.get("ray_address") is None
-        with canaries_started_early(docker):
-            func(**kwargs)
-
-    return wrapper
-
-
 @guard
-@_early_canaries
 def run(
     task: Annotated[
         str | None,
@@ -283,7 +265,6 @@ def run(
 
 
 @guard
-@_early_canaries
 def resume(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     max_tokens: Annotated[

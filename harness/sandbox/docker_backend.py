@@ -104,6 +104,17 @@ DEFAULT_REUSE = 64
 ZYGOTE_SPARE = 1
 
 
+@dataclass
+class _Preface:
+    """Jobs the first zygote container of ``image`` (a name) runs, each in a fresh box, before
+    it serves the run: the start-up canaries (:meth:`DockerBackend.canaries_first`)."""
+
+    image: str
+    jobs: list[Job]
+    #: Their results, in order; None: they could not run there (run them elsewhere).
+    results: Future[list[EvalResult] | None]
+
+
 class _Retired(SandboxError):
     """A zygote container that will serve no more jobs (it says why)."""
 
@@ -213,6 +224,7 @@ class DockerBackend:
         self.served_by: deque[str] = deque(maxlen=10_000)
         self._lock = threading.Lock()
         self._closed = False
+        self._preface: _Preface | None = None
         size = default_pool_size() if pool_size is None else pool_size
         if pool_size is None and self.boxes:
             size = max(size, parallel + 1)  # one container per job in flight, and one more
@@ -344,8 +356,77 @@ class DockerBackend:
                 )
             except InfrastructureFault as exc:  # the job itself will wait for the engine
                 log.debug("not prewarming: %s", exc)
+                self._drop_preface()
                 return
+            if self._preface is not None and self._tags.get(self._preface.image) != key.image:
+                self._drop_preface()  # this run's image is another: no container will run them
             self.pool.want(key)
+        else:
+            self._drop_preface()
+
+    def canaries_first(self, image: str, jobs: list[Job]) -> Future[list[EvalResult] | None]:
+        """Have the first zygote container started for image ``image`` (the next prewarm's)
+        run ``jobs`` first, each in a fresh box of its own (a sealed task of its own), before
+        its first box for the run; their results, in order, are the future's.  None in it:
+        they could not run there (no pool, no boxes, the prewarm is for another image, the
+        backend closed); an error: they did not finish (fail closed)."""
+        results: Future[list[EvalResult] | None] = Future()
+        with self._lock:
+            if self._preface is not None or self._closed or not self.boxes or self.pool is None:
+                results.set_result(None)
+            else:
+                self._preface = _Preface(image, list(jobs), results)
+        return results
+
+    def _drop_preface(self) -> None:
+        with self._lock:
+            preface, self._preface = self._preface, None
+        if preface is not None and not preface.results.done():
+            preface.results.set_result(None)
+
+    def _claim_preface(self, key: PoolKey) -> _Preface | None:
+        with self._lock:
+            preface = self._preface
+            if preface is None or self._tags.get(preface.image) != key.image:
+                return None
+            self._preface = None
+            return preface
+
+    def _serve_preface(self, started: _Started, key: PoolKey, preface: _Preface) -> None:
+        """Run the preface's jobs in ``started``, one fresh box each (see ``canaries_first``).
+        An engine fault hands them to the next container; any other failure fails them."""
+        stream, results = started.stream, []
+        try:
+            for job in preface.jobs:
+                digest = task_digest(job) if key.task is not None else None
+                self._prepare(started, key, task=encode_task(job, digest) if digest else b"")
+                stream.new_exchange()
+                t0 = time.monotonic()
+                deadline = t0 + job.limits.wall_s + HOST_GRACE_S
+                stream.send(encode_job(job, installed=digest), deadline)
+                frame = stream.recv_frame(deadline)
+                started.served += 1
+                if frame is None or frame[0].get("kind") != "result":
+                    why = stream.stderr_tail[-300:].strip() or "no result"
+                    raise SandboxError(f"the container ended during a start-up job ({why})")
+                results.append(result_from_document(frame[0], duration_s=time.monotonic() - t0))
+        except _Unboxable:
+            preface.results.set_result(None)  # single-use containers from now on: elsewhere
+            raise
+        except InfrastructureFault:
+            with self._lock:
+                if self._preface is None and not self._closed:
+                    self._preface = preface  # the next container runs them
+                    preface = None  # type: ignore[assignment]
+            if preface is not None:
+                preface.results.set_result(None)
+            raise
+        except BaseException as exc:
+            preface.results.set_exception(
+                SandboxError(f"start-up jobs in the run's first container: {exc or type(exc)}")
+            )
+            raise
+        preface.results.set_result(results)
 
     def engine_back(self) -> None:
         """The engine came back after an outage a run did not wait out (the run stopped):
@@ -355,6 +436,7 @@ class DockerBackend:
     def release_run(self, run_id: str) -> None:
         """A run ended while the backend serves others: drop its warm containers now rather
         than after the pool's idle timeout."""
+        self._drop_preface()  # its first container may never start now: run them elsewhere
         if self.pool is not None:
             self.pool.drop(lambda key: key.run != run_id)
 
@@ -369,6 +451,7 @@ class DockerBackend:
         self.engine.close()
         if self.pool is not None:
             self.pool.close()
+        self._drop_preface()
         self._executor.shutdown(wait=True)
         with self._lock:
             pending = list(self._removals)
@@ -546,6 +629,9 @@ class DockerBackend:
             )
             container.start()
             started = _Started(container, stream, key.task, boxed=boxed)
+            preface = self._claim_preface(key) if boxed else None
+            if preface is not None:
+                self._serve_preface(started, key, preface)
             self._prepare(started, key)
             return started
         except _Retired as exc:  # a zygote that cannot serve even one job: a broken image
@@ -574,10 +660,10 @@ class DockerBackend:
             self._discard(_Started(container, stream) if stream else container)
             raise
 
-    def _prepare(self, started: _Started, key: PoolKey) -> None:
+    def _prepare(self, started: _Started, key: PoolKey, task: bytes | None = None) -> None:
         """Have a container's runner (a zygote's: the fresh one it forked after the last job,
-        with a fresh box) install the task and say ``ready``.  Raises :class:`_Retired` when a
-        zygote will serve no more."""
+        with a fresh box) install the task (``task``: another task frame than the key's) and
+        say ``ready``.  Raises :class:`_Retired` when a zygote will serve no more."""
         stream = started.stream
         deadline = time.monotonic() + STARTUP_S
         data = b""
@@ -585,7 +671,7 @@ class DockerBackend:
             # The runner imports the evaluator before ready, under the job's budget: wait
             # for that too, so a hanging import is answered by the runner as a timeout.
             deadline += key.limits.wall_s
-            data += self._task_frames[key.task]
+            data += self._task_frames[key.task] if task is None else task
         if data:
             try:
                 stream.send(data, deadline)

@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import textwrap
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import docker
@@ -20,9 +21,21 @@ import requests.exceptions
 from harness.core.errors import HarnessError, SandboxError
 from harness.core.records import EvalResult
 from harness.sandbox import images
+from harness.sandbox.folder_images import FOLDER_MARK
+from harness.sandbox.images import DERIVED
 from harness.sandbox.protocol import Job, Limits
 
-__all__ = ["CANARIES", "STARTUP_CANARIES", "Check", "run_checks", "startup_canaries"]
+__all__ = [
+    "CANARIES",
+    "canaries_run_in",
+    "STARTUP_CANARIES",
+    "Check",
+    "canary_job",
+    "judge_startup",
+    "run_checks",
+    "startup_canaries",
+    "startup_jobs",
+]
 
 CANARY_EVALUATOR = b"""
 def evaluate(candidate):
@@ -179,6 +192,21 @@ CANARIES: dict[str, tuple[str, set[str], str, Callable[[EvalResult], bool]]] = {
 #: "leftovers" in the next box of the same container, as a run's candidates do: it checks the
 #: boundary between candidates.
 STARTUP_CANARIES = ("honest", "identity", "network", "forgery", "leftovers")
+#: The image of the canaries' own container.
+CANARY_IMAGE = "python-eval"
+
+
+def canaries_run_in(image: str) -> bool:
+    """Whether a run's first container (image ``image``) may run the start-up canaries in
+    place of their own container: their image, or it plus pip packages (``python-eval+numba``:
+    the same interpreter, runtime and hardening; the canaries use the standard library only).
+    Not a folder's translated Dockerfile (its ENV, COPY and chmod steps are the folder's) nor
+    another toolchain's image (r-eval, rust-eval): those keep the canaries' own container."""
+    return image == CANARY_IMAGE or (
+        image.startswith(CANARY_IMAGE + DERIVED) and FOLDER_MARK not in image
+    )
+
+
 #: Start-up canaries that share a box (one job; the rest run one job each).
 _SHARED_BOX = ("honest", "identity", "network", "forgery")
 
@@ -232,6 +260,71 @@ def _engine_checks(client: docker.DockerClient) -> list[Check]:
     return checks
 
 
+def _groups(names: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The jobs the canaries ``names`` run as: the start-up set in two (see
+    :data:`_SHARED_BOX`), the doctor's one box each (limits pushed one by one)."""
+    if names == STARTUP_CANARIES:
+        return [_SHARED_BOX, *((n,) for n in names if n not in _SHARED_BOX)]
+    return [(name,) for name in names]
+
+
+def canary_job(group: tuple[str, ...], limits: Limits = CANARY_LIMITS) -> Job:
+    """One job for ``group``: a lone canary as it is, several in one box together."""
+    alone = len(group) == 1
+    return Job(
+        mode="sealed",
+        function="evaluate",
+        candidate=CANARIES[group[0]][0] if alone else _together(group),
+        files={"evaluator.py": CANARY_EVALUATOR if alone else _evaluator_for(group)},
+        limits=limits,
+    )
+
+
+def startup_jobs(limits: Limits = CANARY_LIMITS) -> list[Job]:
+    """The start-up canaries' jobs, in order (for a backend that runs them itself: the run's
+    first zygote container, :meth:`~harness.sandbox.docker_backend.DockerBackend.canaries_first`);
+    :func:`judge_startup` judges their results."""
+    return [canary_job(group, limits) for group in _groups(STARTUP_CANARIES)]
+
+
+def _judge(name: str, result: EvalResult) -> Check:
+    _, statuses, what, extra = CANARIES[name]
+    ok = result.status in statuses and extra(result)
+    why = result.error.strip() or f"metrics {dict(result.metrics)}"
+    detail = f"{what}: status {result.status}" + ("" if ok else f" ({why[:300]})")
+    remedy = (
+        ""
+        if ok
+        else "the sandbox is not containing candidates; do not run untrusted code until "
+        "this passes (see docs/sandbox.md)"
+    )
+    return Check(f"canary:{name}", ok, detail, remedy)
+
+
+def _judge_group(group: tuple[str, ...], result: EvalResult) -> list[Check]:
+    if len(group) == 1:
+        return [_judge(group[0], result)]
+    # Each canary judged on its own score; the output they printed is shared.
+    return [
+        _judge(
+            name,
+            dataclasses.replace(
+                result,
+                metrics={"combined_score": result.metrics.get(f"canary_{name}", float("nan"))},
+            ),
+        )
+        for name in group
+    ]
+
+
+def judge_startup(results: list[EvalResult]) -> list[Check]:
+    """The checks of the start-up canaries' results (one per job of :func:`startup_jobs`)."""
+    groups = _groups(STARTUP_CANARIES)
+    if len(results) != len(groups):
+        raise ValueError(f"{len(groups)} canary results expected, got {len(results)}")
+    return [check for g, r in zip(groups, results, strict=True) for check in _judge_group(g, r)]
+
+
 async def _canaries(
     names: tuple[str, ...] | None = None, verdict: Callable[[list[Check]], None] | None = None
 ) -> list[Check]:
@@ -239,55 +332,13 @@ async def _canaries(
     run waiting for them need not wait for the removal too)."""
     from harness.sandbox.docker_backend import DockerBackend
 
-    chosen = {n: CANARIES[n] for n in (names or tuple(CANARIES))}
     # One warm container at a time, no creator threads: each canary runs in the container the
     # one before it ran in (a fresh box each), unless that one retired (a timeout, an OOM kill).
     backend = DockerBackend(pool_size=1, pool_creators=0, build=False)
-
-    def judge(name: str, result: EvalResult) -> Check:
-        _, statuses, what, extra = chosen[name]
-        ok = result.status in statuses and extra(result)
-        why = result.error.strip() or f"metrics {dict(result.metrics)}"
-        detail = f"{what}: status {result.status}" + ("" if ok else f" ({why[:300]})")
-        remedy = (
-            ""
-            if ok
-            else "the sandbox is not containing candidates; do not run untrusted code until "
-            "this passes (see docs/sandbox.md)"
-        )
-        return Check(f"canary:{name}", ok, detail, remedy)
-
-    async def run(group: tuple[str, ...]) -> list[Check]:
-        """One job for ``group``: a lone canary as it is, several in one box together."""
-        alone = len(group) == 1
-        job = Job(
-            mode="sealed",
-            function="evaluate",
-            candidate=chosen[group[0]][0] if alone else _together(group),
-            files={"evaluator.py": CANARY_EVALUATOR if alone else _evaluator_for(group)},
-            limits=CANARY_LIMITS,
-        )
-        result = await backend.run(job)
-        if alone:
-            return [judge(group[0], result)]
-        # Each canary judged on its own score; the output they printed is shared.
-        return [
-            judge(
-                name,
-                dataclasses.replace(
-                    result,
-                    metrics={"combined_score": result.metrics.get(f"canary_{name}", float("nan"))},
-                ),
-            )
-            for name in group
-        ]
-
-    if names == STARTUP_CANARIES:
-        groups = [_SHARED_BOX, *((n,) for n in names if n not in _SHARED_BOX)]
-    else:  # the doctor: one box each, limits pushed one by one
-        groups = [(name,) for name in chosen]
     try:
-        checks = [check for group in groups for check in await run(group)]
+        checks = []
+        for group in _groups(names or tuple(CANARIES)):
+            checks += _judge_group(group, await backend.run(canary_job(group)))
         if names is None:  # the doctor says which isolation unit the engine allows
             checks.append(
                 Check(
@@ -306,18 +357,31 @@ async def _canaries(
         await backend.aclose()
 
 
-async def startup_canaries() -> None:
+async def startup_canaries(in_pool: Future[list[EvalResult] | None] | None = None) -> None:
     """Fail closed before a run: raise :class:`SandboxError` if a start-up canary escapes or is
     mis-scored (:data:`STARTUP_CANARIES`: two jobs in one container, well under a second).
-    Canaries ``galapagos run`` started before planning (:mod:`harness.sandbox.early`) are
-    judged here, waited for if still running; otherwise they run now."""
+    ``in_pool``: the results of the canaries' jobs (:func:`startup_jobs`) a run's first
+    zygote container ran before its first box for the run (None in it: they could not run
+    there; an error: they did not finish).  Canaries ``galapagos run``
+    started before planning (:mod:`harness.sandbox.early`) are judged here, waited for if
+    still running; otherwise they run now, in a container of their own."""
     from harness.sandbox.early import take_early_verdict
 
-    early = take_early_verdict()
-    if early is not None:
-        checks = await asyncio.wrap_future(early)
-    else:
-        checks = await _canaries(STARTUP_CANARIES)
+    checks: list[Check] | None = None
+    if in_pool is not None:
+        try:
+            results = await asyncio.wrap_future(in_pool)
+        except SandboxError as exc:
+            checks = [Check("canary:startup", False, str(exc))]
+        else:
+            checks = judge_startup(results) if results is not None else None
+    if checks is None:
+        early = take_early_verdict()
+        checks = list(
+            await asyncio.wrap_future(early)
+            if early is not None
+            else await _canaries(STARTUP_CANARIES)
+        )
     failed = [c for c in checks if not c.ok]
     if failed:
         first = failed[0]

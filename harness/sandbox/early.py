@@ -1,4 +1,9 @@
-"""The start-up canaries, started before a run is planned (``galapagos run``).
+"""The start-up canaries, started before a run is planned, in a container of their own.
+
+``galapagos run`` no longer uses this: a run on ``python-eval`` runs its canaries in its own
+first container (:meth:`harness.runtime.Runtime.canaries_in_pool`), which saves a container;
+a caller that knows its run cannot (a folder or toolchain image) may still start them here,
+and :func:`~harness.sandbox.doctor.startup_canaries` takes their verdict as before.
 
 A run's canaries (:func:`harness.sandbox.doctor.startup_canaries`) need nothing from the run:
 ``galapagos run`` starts them in a thread of their own as soon as its flags are read, so that
@@ -25,7 +30,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["canaries_started_early", "take_early_verdict"]
+__all__ = ["canaries_started_early", "early_pending", "take_early_verdict"]
 
 _lock = threading.Lock()
 _early: concurrent.futures.Future[Any] | None = None
@@ -98,3 +103,9 @@ def take_early_verdict() -> concurrent.futures.Future[Any] | None:
     with _lock:
         future, _early = _early, None
     return future
+
+
+def early_pending() -> bool:
+    """Early canaries were started and nobody took their verdict yet."""
+    with _lock:
+        return _early is not None
