@@ -129,7 +129,8 @@ class EvaluatorConfig(StrictModel):
     engine_wait_s: float = Field(300.0, gt=0, le=86400)
     #: Docker only: before the run, a few canary candidates (non-root, no capabilities,
     #: read-only root, no network, no score forgery) must be contained, or the run refuses to
-    #: start (fail closed).  About a second.
+    #: start (fail closed).  They run as the first two boxes of the run's own first container
+    #: (≈0.1 s; a separate container for images outside python-eval and its pip additions).
     canaries: bool = True
 
 
