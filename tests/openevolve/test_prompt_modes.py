@@ -190,5 +190,5 @@ def test_folder_endpoint_without_offline_is_used_and_offline_replaces_it(tmp_pat
     assert online.config.llm.api_base == "https://api.example.invalid/v1"
     offline = plan_run(scaffold=None, task=str(folder), iterations=1, sandbox="local", offline=True)
     assert offline.config.llm.provider == "offline" and offline.config.llm.api_base is None
-    note = next(n for n in offline.notes if n.startswith("--offline"))
+    note = next(n for n in offline.notes if n.startswith("offline:"))
     assert "https://api.example.invalid/v1" in note and "some-hosted-model" in note
