@@ -19,6 +19,7 @@ from harness.service._db import ServiceDB, TokenInfo
 from harness.service.live import LiveHub
 from harness.service.policy import HubPolicy, composition_file
 from harness.service.queue import RunQueue
+from harness.service.schemas import API_NAMES
 from harness.service.settings import ServiceSettings
 from harness.service.tasks import TaskRoots
 from harness.store.protocols import StoreReader
@@ -142,6 +143,7 @@ class Hub:
             seed=request.seed,
             api_base=self.settings.api_base,
             models=self.settings.models,
+            names=API_NAMES,
         )
         initial = (plan.task.path / plan.task.card.initial_program).resolve()
         if not initial.is_relative_to(plan.task.path):
@@ -190,7 +192,9 @@ class Hub:
         if status in ("queued", "running") or run.id in self.queue.running():
             raise Conflict(f"run {run.id} is already {status}; wait for it or cancel it")
         kept = {k: v for k, v in options.items() if v is not None}
-        plan = plan_resume(self.store, run.id, **kept)  # every check now, before it is queued
+        plan = plan_resume(
+            self.store, run.id, names=API_NAMES, **kept
+        )  # every check now, before it is queued
         self.policy.check_plan(plan)
         item = self.db.item(run.id)
         owner = item.token_id if item and item.token_id else (token.id if token else "")

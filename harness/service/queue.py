@@ -40,6 +40,7 @@ from harness.runs import plan_resume
 from harness.runtime import Runtime
 from harness.service._db import ServiceDB
 from harness.service.policy import HubPolicy
+from harness.service.schemas import API_NAMES
 from harness.store.owner import owner_token, run_alive
 from harness.store.sqlite import SQLiteStore
 
@@ -236,7 +237,7 @@ class RunQueue:
         self._stops[run_id] = stop
         error = ""
         try:
-            plan = plan_resume(self.store, run_id, **options)
+            plan = plan_resume(self.store, run_id, names=API_NAMES, **options)
             self.policy.check_plan(plan)  # whatever the stored config says
             assert self.runtime is not None
             await execute_anywhere(plan, self.store, stop=stop, runtime=self.runtime)

@@ -7,6 +7,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+#: How the library's messages name its settings over the API (the request fields; the CLI
+#: names them by its flags): passed as ``names`` to the planning functions.
+API_NAMES = {
+    "max_tokens": "max_total_tokens",
+    "max_cost": "max_cost",
+    "iterations": "iterations",
+    "seed": "seed",
+    "set": "override",
+    "scaffold": "scaffold",
+    "models": "models",
+    "api_base": "api_base",
+}
+
 __all__ = [
     "BlockOut",
     "CompositionIn",
