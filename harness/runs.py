@@ -558,6 +558,8 @@ async def open_services(
         if ev.memory_mb is not None:
             limits = dataclasses.replace(limits, memory_mb=ev.memory_mb)
 
+        prewarmed = asyncio.Event()
+
         async def sandbox() -> TaskEvaluator:
             # The canaries (once per runtime) run first in the run's first container when its
             # image allows, else in their own meanwhile; their verdict gates every job of the
@@ -567,6 +569,7 @@ async def open_services(
             evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
             try:
                 await evaluator.prewarm()  # the run's first containers start (no job)
+                prewarmed.set()
                 await backend.ready()  # the canaries passed (fail closed)
             except BaseException:
                 await evaluator.aclose()
@@ -574,9 +577,15 @@ async def open_services(
             return evaluator
 
         # The canaries and the run's first containers start while the LLM client is set up
-        # (no candidate runs before the canaries passed: fail closed).
+        # (no candidate runs before the canaries passed: fail closed).  The client is set up
+        # once the containers were asked for: its set-up holds the event loop (and the GIL)
+        # for ≈0.1 s, which would otherwise delay the engine's start of the container.
         starting = asyncio.ensure_future(sandbox())
+        asked = asyncio.ensure_future(prewarmed.wait())
         try:
+            # (or it failed first: its error is raised where it is awaited, below)
+            await asyncio.wait((starting, asked), return_when=asyncio.FIRST_COMPLETED)
+            asked.cancel()
             meter = UsageMeter(resolved.max_total_tokens, resolved.max_cost)
             rng = make_rng(plan.config.seed, "llm.ensemble")
             client = await runtime.llm(resolved, rng=rng, meter=meter)
@@ -595,6 +604,7 @@ async def open_services(
                 if info.missing:
                     notices.append(f"the endpoint does not list model(s) {', '.join(info.missing)}")
         except BaseException:
+            asked.cancel()
             starting.cancel()
             done = (await asyncio.gather(starting, return_exceptions=True))[0]
             if isinstance(done, TaskEvaluator):

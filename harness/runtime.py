@@ -84,6 +84,9 @@ class Runtime:
         self._transports: dict[tuple[Any, ...], openai.AsyncOpenAI] = {}
         self._servers: dict[str, OfflineServer] = {}
         self._lock: asyncio.Lock | None = None
+        #: The LLM side's own lock: the sandbox's (held while the start-up canaries run) must
+        #: not hold up the client's set-up, which runs meanwhile.
+        self._llm_lock: asyncio.Lock | None = None
         self._canaries_passed = False
         self.canary_runs = 0
         #: The start-up canaries' results from a run's first zygote container (armed by
@@ -101,6 +104,13 @@ class Runtime:
         if self._lock is None:
             self._lock = asyncio.Lock()
         return self._lock
+
+    def _llm_guard(self) -> asyncio.Lock:
+        if self._closed:
+            raise RuntimeError("the shared runtime is closed")
+        if self._llm_lock is None:
+            self._llm_lock = asyncio.Lock()
+        return self._llm_lock
 
     # -- sandbox ------------------------------------------------------------------------------
     async def canaries(self) -> None:
@@ -276,7 +286,7 @@ class Runtime:
         self, settings: ResolvedLLM, *, rng: random.Random, meter: UsageMeter
     ) -> LLMClient:
         """A run's client (its own RNG and meter) over the endpoint's shared HTTP client."""
-        async with self._guard():
+        async with self._llm_guard():
             if settings.provider == "offline":
                 key = f"{settings.offline.seed}:{settings.offline.faults!r}"
                 server = self._servers.get(key)

@@ -160,3 +160,38 @@ async def test_a_container_that_breaks_during_the_canaries_stops_the_run(
         all=True, filters={"label": f"{ownership.BACKEND_LABEL}={instance}"}
     )
     assert left == []
+
+
+async def test_the_run_asks_for_its_container_before_it_sets_up_the_llm_client(
+    sandbox_images: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The engine starts the run's first container (and the canaries in it) while the client
+    is set up, not after: when the client's set-up begins, the pool was already asked for the
+    run's key, and the set-up does not wait for the canaries (whose verdict still gates the
+    seed: fail closed)."""
+    import harness.runtime
+    from harness.sandbox.pool import WarmPool
+
+    seen: list[str] = []
+    real_want, real_client = WarmPool.want, harness.runtime.LLMClient
+    runtime = Runtime()
+
+    def want(self: WarmPool[Any], key: Any) -> None:
+        seen.append("container asked for")
+        real_want(self, key)
+
+    def client(*args: Any, **kwargs: Any) -> Any:
+        seen.append("client made" + (" after the canaries" if runtime._canaries_passed else ""))
+        return real_client(*args, **kwargs)
+
+    monkeypatch.setattr(WarmPool, "want", want)
+    monkeypatch.setattr(harness.runtime, "LLMClient", client)
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    try:
+        plan = plan_run(scaffold="best_of_n", task="function_minimization", iterations=1)
+        summary = await execute(plan, store, runtime=runtime)
+        assert summary.status == "completed"
+        assert seen[:2] == ["container asked for", "client made"]
+        assert runtime.canary_runs == 1
+    finally:
+        await runtime.aclose()
