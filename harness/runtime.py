@@ -131,13 +131,12 @@ class Runtime:
         """Have the start-up canaries run as the first jobs of the run's own first zygote
         container (image ``image``, the run's limits and hardening) instead of in a container
         of their own: one container fewer before the first candidate.  Call before the run's
-        prewarm; it applies only when nothing ran the canaries yet (nor started them: the
-        early canaries of :mod:`harness.sandbox.early`), the image is one they run in
+        prewarm; it applies only when nothing ran (or is running) the canaries yet, the image
+        is one they run in
         (:func:`~harness.sandbox.doctor.canaries_run_in`) and the backend has zygote boxes;
         otherwise (and whenever they could not run there) the gate runs them as before."""
         from harness.sandbox.docker_backend import DockerBackend
         from harness.sandbox.doctor import canaries_run_in, startup_jobs
-        from harness.sandbox.early import early_pending
 
         inner = backend.inner
         if (
@@ -147,7 +146,6 @@ class Runtime:
             or backend.gate is None
             or not canaries_run_in(image)
             or not isinstance(inner, DockerBackend)
-            or early_pending()
         ):
             return
         self._in_pool = inner.canaries_first(image, startup_jobs())

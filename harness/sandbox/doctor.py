@@ -362,11 +362,8 @@ async def startup_canaries(in_pool: Future[list[EvalResult] | None] | None = Non
     mis-scored (:data:`STARTUP_CANARIES`: two jobs in one container, well under a second).
     ``in_pool``: the results of the canaries' jobs (:func:`startup_jobs`) a run's first
     zygote container ran before its first box for the run (None in it: they could not run
-    there; an error: they did not finish).  Canaries ``galapagos run``
-    started before planning (:mod:`harness.sandbox.early`) are judged here, waited for if
-    still running; otherwise they run now, in a container of their own."""
-    from harness.sandbox.early import take_early_verdict
-
+    there; an error: they did not finish); otherwise they run now, in a container of their
+    own."""
     checks: list[Check] | None = None
     if in_pool is not None:
         try:
@@ -376,12 +373,7 @@ async def startup_canaries(in_pool: Future[list[EvalResult] | None] | None = Non
         else:
             checks = judge_startup(results) if results is not None else None
     if checks is None:
-        early = take_early_verdict()
-        checks = list(
-            await asyncio.wrap_future(early)
-            if early is not None
-            else await _canaries(STARTUP_CANARIES)
-        )
+        checks = list(await _canaries(STARTUP_CANARIES))
     failed = [c for c in checks if not c.ok]
     if failed:
         first = failed[0]
