@@ -32,14 +32,15 @@ __all__ = ["MEDIA_TYPE", "install", "problem"]
 MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger("galapagos.service")
 
-#: The library's messages name CLI flags; over the API the same fields have these names.
+#: Messages the library words for the CLI outside planning (budget stops, a folder's notes, a
+#: missing run); planning itself names the API's fields (``API_NAMES``).  Over the API the
+#: same fields have these names.
 _API_WORDS = (
     ("--iterations", "iterations"),
     ("--max-tokens", "max_total_tokens"),
     ("--max-cost", "max_cost"),
     ("--seed", "seed"),
     ("--set ", "override "),
-    ("pass --scaffold NAME", "give scaffold"),
     ("list runs with `galapagos runs`", "see GET /api/v1/runs"),
 )
 
