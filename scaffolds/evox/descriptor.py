@@ -69,24 +69,30 @@ def describe_population(programs: Sequence[Program], *, threshold: float = 0.01)
     """The population as numbered facts, one per line."""
     if not programs:
         return "population_size: 0"
+    ordered = sorted(programs, key=lambda p: p.iteration)
+    recent = ordered[-RECENT:]
+    by_id = {p.id: p for p in programs}
+    lines = _score_facts(programs, ordered[-1].iteration, threshold)
+    lines += _lineage_facts(programs, recent, by_id)
+    lines += _recent_facts(recent, by_id)
+    lines.append("execution_trace:")
+    lines += _trace(programs, by_id)
+    return "\n".join(lines)
+
+
+def _score_facts(programs: Sequence[Program], last: int, threshold: float) -> list[str]:
+    """Size, score distribution and tiers, the top scores and how long the best stood."""
     scores = [p.score for p in programs]
     n, best = len(scores), max(scores)
     q25, q50, q75 = _quartiles(scores)
-    ordered = sorted(programs, key=lambda p: p.iteration)
-    last = ordered[-1].iteration
     near = [p.iteration for p in programs if p.score >= best - threshold]
     top = sorted(scores, reverse=True)[:TOP_K]
     repeats = Counter(round(s, 4) for s in top)
-    top_text = ", ".join(_f(s) for s in top)
     flags = [f"{_f(s)} repeated {c}x" for s, c in repeats.items() if c > 1]
     if len(repeats) == 1 and len(top) > 1:
         flags = ["ALL identical"]
-    children = [p for p in programs if p.parent_id]
-    parents = Counter(p.parent_id for p in children)
-    recent = ordered[-RECENT:]
-    recent_children = [p for p in recent if p.parent_id]
-    by_id = {p.id: p for p in programs}
-    lines = [
+    top_text = ", ".join(_f(s) for s in top) + (f" ({'; '.join(flags)})" if flags else "")
+    return [
         f"population_size: {n}",
         f"score_distribution: best {_f(best)} | q75 {_f(q75)} | median {_f(q50)} | "
         f"q25 {_f(q25)} | worst {_f(min(scores))}",
@@ -95,12 +101,22 @@ def describe_population(programs: Sequence[Program], *, threshold: float = 0.01)
         f"lower_mid {_pct(sum(q25 <= s < q50 for s in scores), n)} | "
         f"bottom {_pct(sum(s < q25 for s in scores), n)}",
         f"unique_score_values: {len({round(s, 4) for s in scores})}",
-        f"top_{len(top)}_scores: {top_text}" + (f" ({'; '.join(flags)})" if flags else ""),
+        f"top_{len(top)}_scores: {top_text}",
         f"iterations_without_improvement_over_{threshold:.4f}: {last - min(near)}",
-        f"avg_children_per_parent: {len(children) / len(parents):.2f}"
-        if parents
-        else "avg_children_per_parent: 0",
     ]
+
+
+def _lineage_facts(
+    programs: Sequence[Program], recent: Sequence[Program], by_id: dict[str, Program]
+) -> list[str]:
+    """How parents and prompt contexts were reused (the latter two over the recent window)."""
+    parents = Counter(p.parent_id for p in programs if p.parent_id)
+    lines = [
+        f"avg_children_per_parent: {sum(parents.values()) / len(parents):.2f}"
+        if parents
+        else "avg_children_per_parent: 0"
+    ]
+    recent_children = [p for p in recent if p.parent_id]
     if recent_children:
         pid, count = Counter(p.parent_id for p in recent_children).most_common(1)[0]
         score = _f(by_id[pid].score) if pid in by_id else "?"
@@ -115,14 +131,16 @@ def describe_population(programs: Sequence[Program], *, threshold: float = 0.01)
         lines.append(
             f"most_reused_context (last {len(recent)}): {cid} in {_pct(count, with_ctx)} of prompts"
         )
-    lines.append(f"recent_scores (last {len(recent)}): " + ", ".join(_f(p.score) for p in recent))
-    lines.append(
+    return lines
+
+
+def _recent_facts(recent: Sequence[Program], by_id: dict[str, Program]) -> list[str]:
+    """The recent window's scores and its parents' scores."""
+    return [
+        f"recent_scores (last {len(recent)}): " + ", ".join(_f(p.score) for p in recent),
         "recent_parent_scores: "
-        + ", ".join(_f(by_id[p.parent_id].score) if p.parent_id in by_id else "-" for p in recent)
-    )
-    lines.append("execution_trace:")
-    lines += _trace(programs, by_id)
-    return "\n".join(lines)
+        + ", ".join(_f(by_id[p.parent_id].score) if p.parent_id in by_id else "-" for p in recent),
+    ]
 
 
 def describe_change(start: str, end: str) -> str:
