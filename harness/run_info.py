@@ -47,6 +47,28 @@ def failure_summary(store: RunReader, run_id: str) -> dict[str, Any]:
     many of them got no proposal at all (not done: a resume runs them again), and whether the
     seed program itself failed to evaluate.  An iteration run again counts by its last
     outcome."""
+    seed_error, outcome = _outcomes(store, run_id)
+    failed = sorted(i for i, what in outcome.items() if what != "ok")
+    causes: list[tuple[str, str]] = []
+    if failed:  # attempts are read only for runs that have failures to explain
+        last = {e.iteration: _cause(e.payload) for e in store.events(run_id, ["attempt"])}
+        causes = [last.get(i, ("unknown", "")) for i in failed]
+    reasons = Counter(outcome for outcome, _ in causes)
+    example = dict(causes)  # the latest error of each outcome
+    return {
+        "iterations_failed": len(failed),
+        "iterations_not_done": sum(1 for i in failed if outcome[i] == "not_done"),
+        "failure_reasons": [
+            {"outcome": outcome, "iterations": count, "example": example[outcome][:300]}
+            for outcome, count in reasons.most_common(3)
+        ],
+        "seed_error": seed_error,
+    }
+
+
+def _outcomes(store: RunReader, run_id: str) -> tuple[str | None, dict[int, str]]:
+    """The seed's error (None: it evaluated) and each iteration's last outcome: ``ok``,
+    ``failed`` or ``not_done`` (no proposal, and no iteration after it was done)."""
     seed_error = None
     outcome: dict[int, str] = {}
     kinds = ["seed", "iteration_failed", "iteration_not_done", "admit"]
@@ -66,22 +88,8 @@ def failure_summary(store: RunReader, run_id: str) -> dict[str, Any]:
     # Only the trailing iterations without a proposal stay not done (as the controller rules):
     # one followed by a done iteration is a plain failure.
     last_done = max((i for i, what in outcome.items() if what != "not_done"), default=0)
-    outcome = {i: "failed" if w == "not_done" and i < last_done else w for i, w in outcome.items()}
-    failed = sorted(i for i, what in outcome.items() if what != "ok")
-    causes: list[tuple[str, str]] = []
-    if failed:  # attempts are read only for runs that have failures to explain
-        last = {e.iteration: _cause(e.payload) for e in store.events(run_id, ["attempt"])}
-        causes = [last.get(i, ("unknown", "")) for i in failed]
-    reasons = Counter(outcome for outcome, _ in causes)
-    example = dict(causes)  # the latest error of each outcome
-    return {
-        "iterations_failed": len(failed),
-        "iterations_not_done": sum(1 for i in failed if outcome[i] == "not_done"),
-        "failure_reasons": [
-            {"outcome": outcome, "iterations": count, "example": example[outcome][:300]}
-            for outcome, count in reasons.most_common(3)
-        ],
-        "seed_error": seed_error,
+    return seed_error, {
+        i: "failed" if w == "not_done" and i < last_done else w for i, w in outcome.items()
     }
 
 
