@@ -299,21 +299,8 @@ def _read_card(folder: Path) -> TaskCard:
 def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
     """Synthesise a card for an OpenEvolve/SkyDiscover folder from its evaluator's functions
     and its own config file's task-level keys (see :mod:`harness.evaluation.folder_config`)."""
-    evaluator = folder / "evaluator.py"
-    try:
-        tree = ast.parse(evaluator.read_text())
-    except SyntaxError as exc:
-        raise TaskError(f"{evaluator}: does not parse ({exc})") from exc
-    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
-    if "evaluate" not in funcs and "evaluate_stage1" not in funcs:
-        raise TaskError(f"{evaluator}: defines neither evaluate() nor evaluate_stage1()")
-    limits: dict[str, Any] = {}
-    if config is not None:
-        limits["wall_s"] = config.timeout_s
-        if config.memory_mb is not None:
-            limits["memory_mb"] = config.memory_mb
-        if config.cpus is not None:
-            limits["cpus"] = config.cpus
+    funcs = _evaluator_functions(folder / "evaluator.py")
+    limits = _compat_limits(config)
     cascade = _compat_cascade(funcs, config)
     suffix = (config.file_suffix if config else None) or ".py"
     seeds = [f"initial_program{suffix}", "initial_program.py", "initial_program.rs"]
@@ -323,12 +310,9 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
     if config is None or config.format == "openevolve":
         requirements += _openevolve_environment(folder, initial, requirements)
     # Another language's programs run in its toolchain image (built on demand).
-    image = TOOLCHAIN_IMAGES.get(language or "python", "python-eval")
-    if requirements:
-        from harness.sandbox.images import derived_name, image_packages, requirement_name
-
-        present = image_packages(image)
-        image = derived_name(image, [r for r in requirements if requirement_name(r) not in present])
+    image = _with_requirements(
+        TOOLCHAIN_IMAGES.get(language or "python", "python-eval"), requirements
+    )
     return TaskCard(
         name=folder.name,
         description=f"OpenEvolve/SkyDiscover task folder {folder.name} (compat mode).",
@@ -346,6 +330,41 @@ def _compat_card(folder: Path, config: FolderConfig | None) -> TaskCard:
     )
 
 
+def _evaluator_functions(evaluator: Path) -> set[str]:
+    """The top-level functions of a folder's ``evaluator.py``; it must define ``evaluate`` or
+    ``evaluate_stage1``."""
+    try:
+        tree = ast.parse(evaluator.read_text())
+    except SyntaxError as exc:
+        raise TaskError(f"{evaluator}: does not parse ({exc})") from exc
+    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    if "evaluate" not in funcs and "evaluate_stage1" not in funcs:
+        raise TaskError(f"{evaluator}: defines neither evaluate() nor evaluate_stage1()")
+    return funcs
+
+
+def _compat_limits(config: FolderConfig | None) -> dict[str, Any]:
+    """The limits a folder's config file sets (its evaluator timeout, memory, CPUs)."""
+    limits: dict[str, Any] = {}
+    if config is not None:
+        limits["wall_s"] = config.timeout_s
+        if config.memory_mb is not None:
+            limits["memory_mb"] = config.memory_mb
+        if config.cpus is not None:
+            limits["cpus"] = config.cpus
+    return limits
+
+
+def _with_requirements(image: str, requirements: tuple[str, ...]) -> str:
+    """``image`` plus the requirements it does not have already (a derived image's name)."""
+    if not requirements:
+        return image
+    from harness.sandbox.images import derived_name, image_packages, requirement_name
+
+    present = image_packages(image)
+    return derived_name(image, [r for r in requirements if requirement_name(r) not in present])
+
+
 def _container_card(
     folder: Path, config: FolderConfig | None, container: ContainerFolder
 ) -> TaskCard:
@@ -356,12 +375,7 @@ def _container_card(
     suffix = (config.file_suffix if config else None) or ".py"
     initial = f"initial_program{suffix}"
     requirements = container.image.requirements
-    base = "python-eval"
-    if requirements:
-        from harness.sandbox.images import derived_name, image_packages, requirement_name
-
-        present = image_packages(base)
-        base = derived_name(base, [r for r in requirements if requirement_name(r) not in present])
+    base = _with_requirements("python-eval", requirements)
     return TaskCard(
         name=folder.name,
         description=f"SkyDiscover task folder {folder.name} (containerised evaluator, compat).",
