@@ -166,7 +166,7 @@ def _online(
     if config.api_base and api_base:
         notes.append(f"llm.api_base of the run config overridden by {named(names, 'api_base')}")
     from_env = next((env[k] for k in _BASE_ENV if env.get(k)), None)
-    base = check_url(api_base or config.api_base or from_env or DEFAULT_OPENAI_BASE)
+    base = check_url(api_base or config.api_base or from_env or DEFAULT_OPENAI_BASE, names)
     table = load_prices(env)
     models = price_models(chosen, table)
     guides = price_models(tuple(config.guide_models), table)
@@ -232,8 +232,9 @@ def _free(models: Sequence[ModelConfig]) -> tuple[ModelConfig, ...]:
     )
 
 
-def check_url(url: str) -> str:
-    """``url`` when it is an http(s) URL with a host, else a one-line :class:`ConfigError`."""
+def check_url(url: str, names: Names | None = None) -> str:
+    """``url`` when it is an http(s) URL with a host, else a one-line :class:`ConfigError`
+    (``names``: how the caller calls the ``api_base`` setting)."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a malformed port
@@ -242,7 +243,7 @@ def check_url(url: str) -> str:
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(
             f"the LLM endpoint {redact_url(url)!r} is not an http(s) URL; give a base URL such as "
-            "http://localhost:8000/v1 or https://api.openai.com/v1 (--api-base, llm.api_base or "
-            "OPENAI_BASE_URL)"
+            f"http://localhost:8000/v1 or https://api.openai.com/v1 ({named(names, 'api_base')}, "
+            "llm.api_base or OPENAI_BASE_URL)"
         )
     return url

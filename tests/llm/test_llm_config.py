@@ -85,6 +85,21 @@ def test_openai_without_a_model_is_a_config_error() -> None:
         resolve_llm_config(LLMConfig(provider="openai"), env={})
 
 
+def test_a_bad_endpoint_url_names_the_setting_as_the_caller_calls_it() -> None:
+    with pytest.raises(ConfigError) as cli:
+        resolve_llm_config(
+            LLMConfig(), api_base="localhost:8000", models=["m"], env={},
+            names={"api_base": "--api-base"},
+        )  # fmt: skip
+    assert "is not an http(s) URL" in str(cli.value) and "(--api-base, llm.api_base" in str(
+        cli.value
+    )
+    with pytest.raises(ConfigError) as library:
+        resolve_llm_config(LLMConfig(), api_base="ftp://x/v1", models=["m"], env={})
+    assert "(api_base, llm.api_base or OPENAI_BASE_URL)" in str(library.value)
+    assert "--api-base" not in str(library.value)
+
+
 def test_cli_endpoint_overrides_an_explicit_offline_provider_with_a_note() -> None:
     resolved = resolve_llm_config(
         LLMConfig(provider="offline"), api_base="http://x/v1", models=["m"], env={}
