@@ -104,7 +104,9 @@ def parse_completion(data: Any) -> Completion:
     if content is not None and not isinstance(content, str):
         raise MalformedResponse("returned a message whose content is not text")
     usage = data.get("usage")
-    return Completion(content or "", _count(usage, "prompt_tokens"), _count(usage, "completion_tokens"))
+    return Completion(
+        content or "", _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
+    )
 
 
 def _status_message(response: httpx.Response) -> str:
