@@ -5,8 +5,8 @@ was given, the budget is checked, and the request is sent with a per-call ``seed
 and retries with exponential backoff on transient failures (connection, timeout, 408/409/429,
 5xx; never on 4xx such as a bad key or an unknown model).  The requests go through
 :mod:`harness.llm._http` (``httpx``, no retries of its own, so this loop is the only one).  The
-result is an :class:`~harness.core.records.LLMCall`
-with tokens (the endpoint's, or characters/4 when it reports none), latency and cost.
+result is an :class:`~harness.core.records.LLMCall` with tokens (the endpoint's, or
+characters/4 when it reports none), latency and cost.
 """
 
 from __future__ import annotations
