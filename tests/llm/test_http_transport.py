@@ -4,6 +4,8 @@ every kind of answer (statuses, Retry-After, malformed bodies, /models) maps to 
 from __future__ import annotations
 
 import random
+import socket
+import threading
 from typing import Any
 
 import pytest
@@ -288,3 +290,32 @@ async def test_the_check_times_out_on_a_slow_endpoint(scripted: Any) -> None:
     with pytest.raises(LLMError, match="timed out"):
         await client.check_endpoint(timeout_s=0.3)
     await client.aclose()
+
+
+async def test_a_connection_closed_without_an_answer_is_unavailable_and_retried() -> None:
+    with socket.socket() as listener:  # accepts, reads the request, hangs up without a word
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        stop = threading.Event()
+
+        def hang_up() -> None:
+            listener.settimeout(0.05)
+            while not stop.is_set():
+                try:
+                    conn, _ = listener.accept()
+                except TimeoutError:
+                    continue
+                with conn:
+                    conn.recv(65536)
+
+        thread = threading.Thread(target=hang_up, daemon=True)
+        thread.start()
+        client, sleeps = client_for(f"http://127.0.0.1:{listener.getsockname()[1]}/v1", retries=2)
+        try:
+            with pytest.raises(LLMUnavailable, match="is unreachable"):
+                await client.generate(PROMPT)
+        finally:
+            await client.aclose()
+            stop.set()
+            thread.join(timeout=5)
+    assert len(sleeps.calls) == 2
