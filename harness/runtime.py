@@ -32,9 +32,8 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-import openai
-
 from harness.core.config import EvaluatorConfig
+from harness.llm._http import Transport
 from harness.llm.client import LLMClient, make_transport
 from harness.llm.config import ResolvedLLM
 from harness.llm.usage import UsageMeter
@@ -81,7 +80,7 @@ class Runtime:
         self._backends: dict[tuple[Any, ...], SandboxBackend] = {}
         self._slot: SharedSlot | None = None
         self._cluster_slot: SharedSlot | None = None
-        self._transports: dict[tuple[Any, ...], openai.AsyncOpenAI] = {}
+        self._transports: dict[tuple[Any, ...], Transport] = {}
         self._servers: dict[str, OfflineServer] = {}
         self._lock: asyncio.Lock | None = None
         #: The LLM side's own lock: the sandbox's (held while the start-up canaries run) must
@@ -320,7 +319,7 @@ class Runtime:
         for backend in backends:
             await backend.aclose()
         for transport in transports:
-            await transport.close()
+            await transport.aclose()
         for server in servers:
             await asyncio.to_thread(server.close)
 

@@ -6,7 +6,7 @@
         call = await client.generate(prompt, seed=per_call_seed)
 
 Names are imported on first use, so ``harness.llm.config`` (read by every config load) does
-not pull in the ``openai`` client or the offline server's web stack.
+not pull in the HTTP client or the offline server's web stack.
 """
 
 from __future__ import annotations

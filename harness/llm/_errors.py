@@ -1,14 +1,18 @@
-"""Map ``openai`` exceptions to the harness error tree and decide which are worth retrying."""
+"""Map the transport's exceptions to the harness error tree and decide which are worth retrying."""
 
 from __future__ import annotations
 
 import socket
 from dataclasses import dataclass
 
-import openai
-
 from harness.core.errors import LLMError, LLMTimeout, LLMUnavailable
 from harness.core.redact import redact_url
+from harness.llm._http import (
+    ConnectionFailed,
+    MalformedResponse,
+    RequestTimedOut,
+    StatusError,
+)
 
 __all__ = ["Failure", "classify"]
 
@@ -53,8 +57,8 @@ def _connect_reason(exc: BaseException) -> str:
     return "connection failed"
 
 
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    value = exc.response.headers.get("retry-after")
+def _retry_after(exc: StatusError) -> float | None:
+    value = exc.headers.get("retry-after")
     try:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
@@ -65,7 +69,7 @@ def classify(exc: BaseException, ep: Endpoint) -> Failure:
     """Turn an exception from one request into a harness error plus a retry decision."""
     url = redact_url(ep.base_url)  # an error text may reach the store and the hub
     where = f"model {ep.model!r} at {url}"
-    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+    if isinstance(exc, TimeoutError | RequestTimedOut):
         return Failure(
             LLMTimeout(
                 f"LLM call to {where} timed out after {ep.timeout_s:g}s; raise llm.timeout_s "
@@ -73,7 +77,7 @@ def classify(exc: BaseException, ep: Endpoint) -> Failure:
             ),
             retryable=True,
         )
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, ConnectionFailed):
         return Failure(
             LLMUnavailable(
                 f"LLM endpoint {url} is unreachable ({_connect_reason(exc)}): check that "
@@ -82,8 +86,8 @@ def classify(exc: BaseException, ep: Endpoint) -> Failure:
             ),
             retryable=True,
         )
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
+    if isinstance(exc, StatusError):
+        status = exc.status
         detail = ep.redact(str(exc.message))[:_DETAIL_CHARS]
         if status in (401, 403):
             unset = "" if ep.key else " (the variable is not set)"
@@ -101,5 +105,7 @@ def classify(exc: BaseException, ep: Endpoint) -> Failure:
         retryable = status in _RETRY_STATUS or status >= 500
         msg = f"LLM call to {where} failed with HTTP {status}: {detail}"
         return Failure(LLMError(msg), retryable=retryable, retry_after=_retry_after(exc))
+    if isinstance(exc, MalformedResponse):  # an answer, not a failure to get one: not retried
+        return Failure(LLMError(f"{where} {exc}"), retryable=False)
     detail = ep.redact(str(exc))[:_DETAIL_CHARS]
     return Failure(LLMError(f"LLM call to {where} failed: {detail}"), retryable=False)

@@ -3,9 +3,10 @@
 One :meth:`LLMClient.generate` is one logical call: the ensemble picks a model with the RNG it
 was given, the budget is checked, and the request is sent with a per-call ``seed``, a deadline
 and retries with exponential backoff on transient failures (connection, timeout, 408/409/429,
-5xx; never on 4xx such as a bad key or an unknown model).  The ``openai`` SDK's own retries are
-off so that this loop is the only one.  The result is an :class:`~harness.core.records.LLMCall`
-with tokens (the endpoint's, or characters/4 when it reports none), latency and cost.
+5xx; never on 4xx such as a bad key or an unknown model).  The requests go through
+:mod:`harness.llm._http` (``httpx``, no retries of its own, so this loop is the only one).  The
+result is an :class:`~harness.core.records.LLMCall` with tokens (the endpoint's, or
+characters/4 when it reports none), latency and cost.
 """
 
 from __future__ import annotations
@@ -18,13 +19,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import openai
-
 from harness.core.errors import LLMError, LLMUnavailable
 from harness.core.records import LLMCall, Prompt
 from harness.core.redact import redact_url
 from harness.core.rng import rng_from_state, rng_state
 from harness.llm._errors import Endpoint, classify
+from harness.llm._http import (
+    Completion,
+    MalformedResponse,
+    StatusError,
+    Transport,
+    TransportError,
+)
 from harness.llm.config import GUIDE_PURPOSES, PURPOSE_HEADER, ModelConfig, ResolvedLLM
 from harness.llm.usage import UsageMeter, estimate_tokens
 
@@ -78,7 +84,7 @@ class LLMClient:
         meter: UsageMeter | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         server: OfflineServer | None = None,
-        transport: openai.AsyncOpenAI | None = None,
+        transport: Transport | None = None,
     ) -> None:
         if settings.api_base is None:
             raise LLMError("no API base to talk to; build the client with open_llm()")
@@ -88,10 +94,10 @@ class LLMClient:
         self._sleep = sleep
         self._server = server
         self._offline = server is not None or settings.provider == "offline"
-        #: ``transport``: an SDK client shared with other runs (one connection pool per
-        #: endpoint, see :mod:`harness.runtime`); its owner closes it, not this client.
+        #: ``transport``: a connection pool shared with other runs (one per endpoint and key,
+        #: see :mod:`harness.runtime`); its owner closes it, not this client.
         self._owns_transport = transport is None
-        self._openai = transport or make_transport(settings)
+        self._http = transport or make_transport(settings)
 
     @property
     def base_url(self) -> str:
@@ -109,21 +115,15 @@ class LLMClient:
         s = self.settings
         return Endpoint(self.base_url, model, s.api_key_env, s.api_key, s.timeout_s)
 
-    def _request(
-        self, model: ModelConfig, prompt: Prompt, seed: int, purpose: str
-    ) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"model": model.name, "messages": prompt.messages()}
-        # The purpose travels as request metadata (the offline model answers by it), never as
-        # prompt text: what a scaffold writes is what a real model reads.
-        kwargs["extra_headers"] = {PURPOSE_HEADER: purpose}
+    def _request(self, model: ModelConfig, prompt: Prompt, seed: int) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": model.name, "messages": prompt.messages()}
         if self.settings.send_seed or self._offline:  # offline answers need it
-            kwargs["seed"] = seed
+            body["seed"] = seed
         for name in ("temperature", "top_p", "max_tokens"):
             if (value := getattr(model, name)) is not None:
-                kwargs[name] = value
-        if model.extra_body:
-            kwargs["extra_body"] = dict(model.extra_body)
-        return kwargs
+                body[name] = value
+        # Provider-specific fields go in as they are, over the fields above (as the SDK did).
+        return {**body, **model.extra_body}
 
     def backoff(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds before retry ``attempt`` (0-based); honours a server's Retry-After."""
@@ -141,38 +141,44 @@ class LLMClient:
         model = choose_model(pool, self._rng)
         if seed is None:
             seed = self._rng.getrandbits(31)
-        kwargs = self._request(model, prompt, seed, purpose)
+        body = self._request(model, prompt, seed)
+        # The purpose travels as request metadata (the offline model answers by it), never as
+        # prompt text: what a scaffold writes is what a real model reads.
+        headers = {PURPOSE_HEADER: purpose}
         for attempt in range(self.settings.retries + 1):
             started = time.monotonic()
             try:
-                response = await asyncio.wait_for(
-                    self._openai.chat.completions.create(**kwargs), self.settings.timeout_s
+                completion = await asyncio.wait_for(
+                    self._http.chat(body, headers=headers), self.settings.timeout_s
                 )
-            except (openai.OpenAIError, TimeoutError) as exc:
+            except (TransportError, TimeoutError) as exc:
                 failure = classify(exc, self._endpoint(model.name))
                 if not failure.retryable or attempt == self.settings.retries:
                     raise failure.error from exc
                 await self._sleep(self.backoff(attempt, failure.retry_after))
                 continue
-            call = self._to_call(response, model, prompt, time.monotonic() - started, purpose)
+            call = self._to_call(completion, model, prompt, time.monotonic() - started, purpose)
             self.meter.record(call)
             return call
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _to_call(
-        self, response: Any, model: ModelConfig, prompt: Prompt, latency: float, purpose: str
+        self,
+        completion: Completion,
+        model: ModelConfig,
+        prompt: Prompt,
+        latency: float,
+        purpose: str,
     ) -> LLMCall:
-        if not response.choices:
-            raise LLMError(f"model {model.name!r} at {self.shown_url} returned no choices")
-        text = response.choices[0].message.content or ""
-        usage = response.usage
-        prompt_tokens = (
-            usage.prompt_tokens if usage else estimate_tokens(prompt.system + prompt.user)
-        )
-        completion_tokens = usage.completion_tokens if usage else estimate_tokens(text)
+        prompt_tokens = completion.prompt_tokens
+        if prompt_tokens is None:
+            prompt_tokens = estimate_tokens(prompt.system + prompt.user)
+        completion_tokens = completion.completion_tokens
+        if completion_tokens is None:
+            completion_tokens = estimate_tokens(completion.text)
         return LLMCall(
             model=model.name,
-            text=text,
+            text=completion.text,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             latency_s=latency,
@@ -190,13 +196,16 @@ class LLMClient:
         """
         names = tuple(m.name for m in self.settings.models)
         try:
-            page = await asyncio.wait_for(self._openai.models.list(timeout=timeout_s), timeout_s)
-        except openai.NotFoundError:
+            ids = await asyncio.wait_for(self._http.model_ids(timeout_s=timeout_s), timeout_s)
+        except StatusError as exc:
+            if exc.status != 404:
+                raise classify(exc, self._endpoint(names[0])).error from exc
+            ids = None
+        except (TransportError, TimeoutError) as exc:
+            raise classify(exc, self._endpoint(names[0])).error from exc
+        if ids is None:  # 404, or an answer that is not a JSON object
             await self._probe_chat(names[0], timeout_s)
             return EndpointInfo(self.base_url, ())  # it speaks chat, it just lists no models
-        except (openai.OpenAIError, TimeoutError) as exc:
-            raise classify(exc, self._endpoint(names[0])).error from exc
-        ids = tuple(m.id for m in getattr(page, "data", None) or ())
         missing = tuple(n for n in names if ids and n not in ids)
         return EndpointInfo(self.base_url, ids, missing)
 
@@ -207,25 +216,23 @@ class LLMClient:
             "max_tokens": 1,
         }
         try:
-            response = await asyncio.wait_for(
-                self._openai.chat.completions.create(**request, timeout=timeout_s), timeout_s
-            )
-        except openai.APIStatusError as exc:
-            if exc.status_code in (404, 405, 501):
+            await asyncio.wait_for(self._http.chat(request, timeout_s=timeout_s), timeout_s)
+        except StatusError as exc:
+            if exc.status in (404, 405, 501):
                 raise LLMUnavailable(
                     f"{self.shown_url} does not speak the OpenAI chat-completions protocol "
-                    f"(GET /models: 404, POST /chat/completions: HTTP {exc.status_code}); point "
+                    f"(GET /models: 404, POST /chat/completions: HTTP {exc.status}); point "
                     "--api-base (or llm.api_base) at an OpenAI-compatible base URL, usually "
                     "ending in /v1"
                 ) from exc
             raise classify(exc, self._endpoint(model)).error from exc
-        except (openai.OpenAIError, TimeoutError) as exc:
-            raise classify(exc, self._endpoint(model)).error from exc
-        if not getattr(response, "choices", None):
+        except MalformedResponse as exc:
             raise LLMUnavailable(
                 f"{self.shown_url} answered POST /chat/completions without choices; it is not "
                 "an OpenAI-compatible chat endpoint"
-            )
+            ) from exc
+        except (TransportError, TimeoutError) as exc:
+            raise classify(exc, self._endpoint(model)).error from exc
 
     def state_dict(self) -> dict[str, Any]:
         """The ensemble RNG (model choice and drawn seeds); the meter checkpoints itself."""
@@ -236,7 +243,7 @@ class LLMClient:
 
     async def aclose(self) -> None:
         if self._owns_transport:
-            await self._openai.close()
+            await self._http.aclose()
         if self._server is not None:
             await asyncio.to_thread(self._server.close)
 
@@ -247,17 +254,14 @@ class LLMClient:
         await self.aclose()
 
 
-def make_transport(settings: ResolvedLLM) -> openai.AsyncOpenAI:
-    """The SDK client for an endpoint (no SDK retries: :meth:`LLMClient.generate` retries)."""
+def make_transport(settings: ResolvedLLM) -> Transport:
+    """The HTTP transport for an endpoint (no retries of its own: :meth:`LLMClient.generate`)."""
     # The offline server is on loopback: never route it through an HTTP proxy from the env.
-    offline = settings.provider == "offline"
-    http = openai.DefaultAsyncHttpx2Client(trust_env=False) if offline else None
-    return openai.AsyncOpenAI(
-        base_url=settings.api_base,
-        api_key=settings.api_key or "not-set",
-        max_retries=0,
-        timeout=settings.timeout_s,
-        http_client=http,
+    return Transport(
+        str(settings.api_base),
+        settings.api_key or "not-set",
+        settings.timeout_s,
+        trust_env=settings.provider != "offline",
     )
 
 

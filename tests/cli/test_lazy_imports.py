@@ -2,7 +2,8 @@
 
 Each case runs the real CLI in a fresh interpreter and reads ``sys.modules`` when it ends: the
 block catalogue imports ``harness.components``, the scaffold's own package, and another scaffold
-package only when the composition names one of its blocks."""
+package only when the composition names one of its blocks; a run never imports the ``openai``
+SDK (its own small HTTP transport talks to the endpoint)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +25,8 @@ import harness.cli._output as output
 
 def report(code):
     loaded = sorted(m for m in sys.modules if m.startswith(("scaffolds.", "harness.export")))
-    print(json.dumps({"code": code, "loaded": loaded}), file=sys.stderr, flush=True)
+    sdk = sorted(m for m in sys.modules if m == "openai" or m.startswith("openai."))
+    print(json.dumps({"code": code, "loaded": loaded, "sdk": sdk}), file=sys.stderr, flush=True)
 
 exit_now = output._exit_now
 def reported_exit(code):  # a run ends with os._exit: report just before
@@ -39,7 +42,8 @@ except SystemExit as exc:
 """
 
 
-def loaded_by(*args: str, store: Path) -> tuple[set[str], subprocess.CompletedProcess]:
+def probe(*args: str, store: Path) -> tuple[dict[str, Any], subprocess.CompletedProcess]:
+    """The CLI's exit code and the modules it loaded (``loaded``, ``sdk``), and the process."""
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, *args],
         cwd=ROOT,
@@ -50,6 +54,11 @@ def loaded_by(*args: str, store: Path) -> tuple[set[str], subprocess.CompletedPr
     )
     last = json.loads(proc.stderr.strip().splitlines()[-1])
     assert last["code"] == 0, proc.stderr[-2000:]
+    return last, proc
+
+
+def loaded_by(*args: str, store: Path) -> tuple[set[str], subprocess.CompletedProcess]:
+    last, proc = probe(*args, store=store)
     return {m.split(".")[1] if m.startswith("scaffolds.") else m for m in last["loaded"]}, proc
 
 
@@ -108,3 +117,11 @@ def test_an_unknown_block_lists_every_valid_block_of_its_slot(tmp_path: Path) ->
     assert "unknown memory block 'no_such_memory'" in proc.stderr
     # The blocks of scaffold packages the composition did not name are listed too.
     assert "adaevolve_paradigms" in proc.stderr and "strategy_history" in proc.stderr
+
+
+def test_a_run_never_imports_the_openai_sdk(tmp_path: Path) -> None:
+    """≈0.4 s of imports a run does not need: two HTTP calls go through ``httpx``."""
+    run = ("run", "-t", "function_minimization", "-s", "topk", "-i", "1", "--offline")
+    last, proc = probe(*run, "--sandbox", "local", "--json", store=tmp_path / "s.sqlite")
+    assert json.loads(proc.stdout)["iterations_done"] == 1  # it did talk to the offline model
+    assert last["sdk"] == [], proc.stderr[-2000:]

@@ -1,6 +1,6 @@
 """An EvoX run on a real task, wired as ``galapagos run`` wires it, with the strategy responder.
 
-Everything is real: the task's evaluator in Docker, strategies in Docker, the ``openai`` client
+Everything is real: the task's evaluator in Docker, strategies in Docker, the LLM client
 over HTTP against the offline model server.  The one difference from ``harness.runs.execute``:
 the offline server is started here with strategy fault injection (``--faults``: the rates of
 hostile strategies, a test seam no run config has) and reached as an OpenAI-compatible

@@ -1,5 +1,5 @@
 """EvoX's guide model: problem-specific operator texts once per run, and the insight every
-strategy rewrite is conditioned on — through the real openai client and the offline server."""
+strategy rewrite is conditioned on — through the real LLM client and the offline server."""
 
 from __future__ import annotations
 

@@ -29,35 +29,50 @@ def completion(text: str = "hello", *, usage: bool = True) -> dict[str, Any]:
 
 @dataclass
 class Step:
-    """One scripted reply: HTTP status, JSON body, headers, and a delay before answering."""
+    """One scripted reply: HTTP status, body (JSON, or bytes sent as they are), headers, and a
+    delay before answering."""
 
     status: int = 200
-    body: dict[str, Any] = field(default_factory=completion)
+    body: Any = field(default_factory=completion)
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
 
 
+@dataclass(frozen=True)
+class Seen:
+    """One request as it arrived: method, path (with its query) and headers."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+
+
 class ScriptedEndpoint:
-    """A stdlib HTTP server replaying ``steps`` in order (the last one repeats)."""
+    """A stdlib HTTP server replaying ``steps`` in order (the last one repeats), whatever the
+    method or path: ``requests`` holds the JSON bodies (``{}`` for a GET), ``seen`` the rest."""
 
     def __init__(self, steps: list[Step]) -> None:
         self.steps = steps
         self.requests: list[dict[str, Any]] = []
+        self.seen: list[Seen] = []
         self.release = threading.Event()  # wakes delayed handlers at close
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 (stdlib naming)
                 length = int(self.headers.get("content-length", 0))
+                endpoint.seen.append(Seen(self.command, self.path, dict(self.headers.items())))
                 endpoint.requests.append(json.loads(self.rfile.read(length) or b"{}"))
                 index = min(len(endpoint.requests), len(endpoint.steps)) - 1
                 step = endpoint.steps[index]
                 if step.delay_s:
                     endpoint.release.wait(step.delay_s)
-                payload = json.dumps(step.body).encode()
+                raw = step.body if isinstance(step.body, bytes) else json.dumps(step.body)
+                payload = raw.encode() if isinstance(raw, str) else raw
                 try:
                     self.send_response(step.status)
-                    self.send_header("content-type", "application/json")
+                    if "content-type" not in {k.lower() for k in step.headers}:
+                        self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(payload)))
                     for key, value in step.headers.items():
                         self.send_header(key, value)
@@ -65,6 +80,8 @@ class ScriptedEndpoint:
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
+
+            do_GET = do_POST
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -1,4 +1,4 @@
-"""The real openai client over HTTP: offline server, ensembles, retries, errors and budgets."""
+"""The LLM client over real HTTP: offline server, ensembles, retries, errors and budgets."""
 
 from __future__ import annotations
 

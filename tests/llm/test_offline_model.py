@@ -365,7 +365,7 @@ def test_the_purpose_does_not_change_the_seed_of_an_answer() -> None:
 
 
 async def test_the_client_sends_each_calls_purpose_to_the_server() -> None:
-    """Through the real ``openai`` client and HTTP: the purpose header picks the responder."""
+    """Through the real client and HTTP: the purpose header picks the responder."""
     seen: list[str | None] = []
 
     def record(req: OfflineRequest, ctx: Any) -> str:

@@ -76,11 +76,12 @@ def test_endpoint_credentials_reach_no_reader_store_or_log(
     root = hostile_task_root(tmp_path)
     with_user = endpoint.base_url.replace("http://", f"http://alice:{PASSWORD}@")
     urls = {
-        # As some gateways want it: the run cannot use it (the endpoint refuses the path), and
-        # its error, naming the endpoint, is what readers see.
-        "failing": f"{with_user}?api-key={QUERY_KEY}",
-        # User-info only: the run talks to the endpoint through it and completes.
-        "working": with_user,
+        # A path the endpoint refuses: the run cannot start, and its error, naming the
+        # endpoint, is what readers see.
+        "failing": f"{with_user.removesuffix('/v1')}/refused?api-key={QUERY_KEY}",
+        # User-info and a key in the query, as some gateways want it: the run talks to the
+        # endpoint through them and completes.
+        "working": f"{with_user}?api-key={QUERY_KEY}",
     }
     seen: list[str] = []
     logs: list[str] = []

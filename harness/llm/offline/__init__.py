@@ -6,8 +6,8 @@ instructions, a whole program) that perturb numeric literals, deterministically 
 request seed and the prompt.  Calls sent with another purpose (request metadata: EvoX
 strategy rewrites and guide calls, AdaEvolve paradigm requests) get templated answers of the
 shape asked for.  Optional fault injection produces malformed diffs, no-ops, crashing and
-non-compiling code.  It lets the whole pipeline run offline through the real ``openai`` client
-and the real HTTP protocol.
+non-compiling code.  It lets the whole pipeline run offline through the real LLM client and
+the real HTTP protocol.
 
 Production code uses this package's surface only (the server and its start); the responders
 and fault injection are for the server and for tests.
