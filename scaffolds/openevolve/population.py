@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import operator
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -48,6 +48,7 @@ from harness.core.records import IterationOutcome, Program
 from harness.core.rng import rng_from_state, rng_state
 from harness.core.validation import StrictModel
 from scaffolds.openevolve.features import FeatureScaler, fast_diversity, fitness
+from scaffolds.openevolve.roster import Roster
 
 __all__ = ["MapElitesIslandsConfig", "MapElitesIslandsPopulation"]
 
@@ -118,9 +119,17 @@ class MapElitesIslandsPopulation(BasePopulation):
             self.bins = {d: config.feature_bins.get(d, 10) for d in dims}
         n = config.num_islands
         self._programs: dict[str, Program] = {}
+        #: The members in ``_programs``' order, each with its island (the checkpoint's lists).
+        self._members = Roster()
         self._island_of: dict[str, int] = {}
-        self.islands: list[dict[str, None]] = [{} for _ in range(n)]
+        #: Each island's ids in the order they joined, each with its fitness.
+        self.islands: list[Roster] = [Roster() for _ in range(n)]
+        #: Per island, its members' code → how many of them have it (migration's duplicate
+        #: check).
+        self._codes: list[dict[str, int]] = [{} for _ in range(n)]
         self.cells: list[dict[str, str]] = [{} for _ in range(n)]
+        #: Per island, its grid as the last checkpoint got it (``None``: changed since).
+        self._cells_state: list[dict[str, str] | None] = [None] * n
         self.archive: dict[str, None] = {}
         self.best_id: str | None = None
         self.island_best: list[str | None] = [None] * n
@@ -153,6 +162,10 @@ class MapElitesIslandsPopulation(BasePopulation):
     # -- the population contract -------------------------------------------------------------
     def programs(self) -> Sequence[Program]:
         return list(self._programs.values())
+
+    def member_ids(self) -> Roster:
+        """The members' ids in ``programs()`` order (a live view: read it before a change)."""
+        return self._members
 
     def get(self, program_id: str) -> Program | None:
         return self._programs.get(program_id)
@@ -344,6 +357,7 @@ class MapElitesIslandsPopulation(BasePopulation):
     def _place(self, program: Program, island: int) -> None:
         pid = program.id
         self._programs[pid] = program
+        self._members.add(pid, island)
         if self._global is not None:
             self._global.add(program)
         coords = self.coordinates(program)
@@ -360,11 +374,12 @@ class MapElitesIslandsPopulation(BasePopulation):
                 if incumbent in self._programs and incumbent in self.archive:
                     del self.archive[incumbent]
                     self.archive[pid] = None
-                self.islands[island].pop(incumbent, None)
+                self._leave(island, incumbent)
                 self._index_remove(incumbent)
                 displaced = incumbent
             grid[key] = pid
-        self.islands[island][pid] = None
+            self._cells_state[island] = None
+        self._join(island, program)
         self._index_add(island, program, key)
         self._island_of[pid] = island
         self._update_archive(program)
@@ -476,11 +491,12 @@ class MapElitesIslandsPopulation(BasePopulation):
         for pid in doomed:
             self._remove_member(pid)
             del self._island_of[pid]
-            for grid in self.cells:
+            for at, grid in enumerate(self.cells):
                 for key in [k for k, owner in grid.items() if owner == pid]:
                     del grid[key]
-            for island in self.islands:
-                island.pop(pid, None)
+                    self._cells_state[at] = None
+            for at in range(len(self.islands)):
+                self._leave(at, pid)
             self._index_remove(pid)
             self.archive.pop(pid, None)
         self._cleanup_island_bests()
@@ -507,8 +523,25 @@ class MapElitesIslandsPopulation(BasePopulation):
         elite = [pid for pid in ranking.ids() if pid not in protected and pid in owners]
         return plain + elite[: excess - len(plain)]
 
+    def _join(self, island: int, program: Program) -> None:
+        roster = self.islands[island]
+        if program.id not in roster:
+            roster.add(program.id, self.fitness(program))
+            codes = self._codes[island]
+            codes[program.code] = codes.get(program.code, 0) + 1
+
+    def _leave(self, island: int, pid: str) -> None:
+        if self.islands[island].discard(pid):
+            codes = self._codes[island]
+            code = self._known[pid].code
+            if codes[code] == 1:
+                del codes[code]
+            else:
+                codes[code] -= 1
+
     def _remove_member(self, pid: str) -> None:
         del self._programs[pid]
+        self._members.discard(pid)
         if self._global is not None:
             self._global.remove(pid)
 
@@ -593,12 +626,11 @@ class MapElitesIslandsPopulation(BasePopulation):
         n = len(self.islands)
         if n >= 2:
             for i in range(n):
-                members = self.island_members(i)
-                if not members:
+                size = self.island_size(i)
+                if not size:
                     continue
-                members.sort(key=self.fitness, reverse=True)
-                count = max(1, int(len(members) * self.config.migration_rate))
-                for source in members[:count]:
+                count = max(1, int(size * self.config.migration_rate))
+                for source in self.island_top(i, count):
                     for target in ((i + 1) % n, (i - 1) % n):
                         moves.append(self._migrate_one(step, source.id, i, target))
         self.last_migration = max(self.generations)
@@ -617,7 +649,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         if program is None or program.metadata.get("migrant"):
             return {}
         move: dict[str, Any] = {"program": pid, "from": source, "to": target}
-        if any(p.code == program.code for p in self.island_members(target)):
+        if program.code in self._codes[target]:
             return {**move, "skipped": "identical code on the target island"}
         copy = step.new_program(program, metadata={"island": target, "migrant": True})
         self._known[copy.id] = copy
@@ -626,11 +658,16 @@ class MapElitesIslandsPopulation(BasePopulation):
 
     # -- checkpoint -----------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
+        """The members, their islands and each island's members are lists of chunks
+        (:class:`~scaffolds.openevolve.roster.Roster`); a checkpoint written before they were
+        (flat ``members``, ``island_of`` and ``islands``) still loads."""
         return {
-            "members": list(self._programs),
-            "island_of": _pick(self._island_of, self._programs),
-            "islands": [list(island) for island in self.islands],
-            "cells": [dict(grid) for grid in self.cells],
+            "member_chunks": self._members.id_chunks(),
+            "island_of_chunks": self._members.value_chunks(),
+            "member_layout": self._members.layout(),
+            "island_chunks": [island.id_chunks() for island in self.islands],
+            "island_layouts": [island.layout() for island in self.islands],
+            "cells": [self._grid_state(i) for i in range(len(self.cells))],
             "archive": list(self.archive),
             "best": self.best_id,
             "island_best": list(self.island_best),
@@ -641,6 +678,13 @@ class MapElitesIslandsPopulation(BasePopulation):
             **self._cache_dict(),
             "rng": rng_state(self.rng),
         }
+
+    def _grid_state(self, island: int) -> dict[str, str]:
+        """Island ``island``'s grid as a checkpoint holds it: the same dict until it changes."""
+        state = self._cells_state[island]
+        if state is None:
+            state = self._cells_state[island] = dict(self.cells[island])
+        return state
 
     def _cache_dict(self) -> dict[str, Any]:
         """The diversity cache's part of the state, built again only after it changed (the
@@ -655,10 +699,28 @@ class MapElitesIslandsPopulation(BasePopulation):
     def load_state_dict(self, state: Mapping[str, Any], programs: Mapping[str, Program]) -> None:
         self._cache_state = None
         self._known = dict(programs)
-        self._programs = {pid: programs[pid] for pid in state["members"]}
-        self._island_of = dict(zip(state["members"], state["island_of"], strict=True))
-        self.islands = [dict.fromkeys(island) for island in state["islands"]]
+        self._fitness.clear()
+        if "member_chunks" in state:
+            self._members = Roster.restore(
+                state["member_chunks"], state["island_of_chunks"], state.get("member_layout")
+            )
+            island_chunks = state["island_chunks"]
+            layouts = state.get("island_layouts") or [None] * len(island_chunks)
+        else:  # a checkpoint from before the chunks: flat lists
+            members = state["members"]
+            self._members = Roster(zip(members, state["island_of"], strict=True))
+            island_chunks = [[ids] for ids in state["islands"]]
+            layouts = [None] * len(island_chunks)
+        self._programs = {pid: programs[pid] for pid in self._members}
+        self._island_of = dict(self._members.items())
+        self.islands = []
+        self._codes = []
+        for chunks, layout in zip(island_chunks, layouts, strict=True):
+            values = [[self.fitness(programs[pid]) for pid in chunk] for chunk in chunks]
+            self.islands.append(Roster.restore(chunks, values, layout))
+            self._codes.append(dict(Counter(programs[pid].code for pid in self.islands[-1])))
         self.cells = [dict(grid) for grid in state["cells"]]
+        self._cells_state = [None] * len(self.cells)
         self.archive = dict.fromkeys(state["archive"])
         self.best_id = state["best"]
         self.island_best = list(state["island_best"])
@@ -683,7 +745,6 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._cell_index.clear()
         self._rankings.clear()
         self._global = None
-        self._fitness.clear()
         self._settled.clear()
 
 
@@ -763,12 +824,3 @@ class _Ranking:
     def ids(self) -> Iterator[str]:
         """Every id in rank order (do not change the ranking while iterating)."""
         return (pid for _, _, pid in self._entries)
-
-
-def _pick(values: Mapping[str, Any], keys: Iterable[str]) -> list[Any]:
-    """``[values[k] for k in keys]``, in C."""
-    keys = list(keys)
-    if not keys:
-        return []
-    picked = operator.itemgetter(*keys)(values)
-    return [picked] if len(keys) == 1 else list(picked)

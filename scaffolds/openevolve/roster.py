@@ -1,0 +1,222 @@
+"""``Roster``: ids in the order they joined, each with a value, as an ordered dict keeps them,
+plus what a checkpoint and a seeded draw need without copying them all every iteration.
+
+The ids live in chunks by arrival (the ``k``-th id to join goes to chunk ``k // CHUNK``), so
+the chunks, read in order, list the ids in dict order, and an id's chunk is known without a
+search.  A checkpoint gets each chunk as a list that is handed out and never changed: a chunk
+that changed gets a new one (see ``harness.store._delta``: unchanged chunks are skipped by
+identity, a changed one costs a short splice).  Emptied chunks are dropped; once most chunks are
+sparse they are packed again (all new lists, written whole once).  ``layout`` (the chunks'
+numbers and the arrivals so far) lets a restore put every id back in the same chunk, so that a
+resumed run's checkpoints are the uninterrupted run's.
+
+A roster is a ``Sequence`` of its ids: ``random.choice``, ``choices`` and ``sample`` draw the
+same items from it as from ``list(roster)``, reading only the positions they draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from typing import Any, overload
+
+__all__ = ["Roster", "Without"]
+
+
+class Roster(Sequence[Any]):
+    CHUNK = 1024
+
+    def __init__(self, items: Iterable[tuple[Hashable, Any]] = ()) -> None:
+        self._chunk_of: dict[Any, int] = {}
+        self._chunks: dict[int, dict[Any, Any]] = {}  # ascending chunk numbers
+        self._lists: dict[int, tuple[list[Any], list[Any]]] = {}  # handed-out (ids, values)
+        self._arrivals = 0
+        for key, value in items:
+            self.add(key, value)
+
+    # -- changes --------------------------------------------------------------------------------
+    def add(self, key: Any, value: Any = None) -> None:
+        """``key`` joins last; if it is here, it keeps its place and takes ``value`` (as a dict's
+        item does)."""
+        k = self._chunk_of.get(key)
+        if k is not None:
+            self._chunks[k][key] = value
+            self._lists.pop(k, None)
+            return
+        k = self._arrivals // self.CHUNK
+        self._arrivals += 1
+        self._chunks.setdefault(k, {})[key] = value
+        self._chunk_of[key] = k
+        self._lists.pop(k, None)
+
+    def discard(self, key: Any) -> bool:
+        """``key`` leaves (if here); whether it was here."""
+        k = self._chunk_of.pop(key, None)
+        if k is None:
+            return False
+        chunk = self._chunks[k]
+        del chunk[key]
+        self._lists.pop(k, None)
+        if not chunk:
+            del self._chunks[k]
+        if len(self._chunks) > 2 * (len(self._chunk_of) // self.CHUNK) + 4:
+            self._pack()
+        return True
+
+    def _pack(self) -> None:
+        items = list(self.items())
+        self._chunk_of.clear()
+        self._chunks.clear()
+        self._lists.clear()
+        self._arrivals = 0
+        for key, value in items:
+            self.add(key, value)
+
+    # -- reading --------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._chunk_of)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._chunk_of
+
+    def __iter__(self) -> Iterator[Any]:
+        for chunk in self._chunks.values():
+            yield from chunk
+
+    def __reversed__(self) -> Iterator[Any]:
+        for chunk in reversed(self._chunks.values()):
+            yield from reversed(chunk)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        """The id at position ``index`` (a slice: a list)."""
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            index += len(self)
+        if index >= 0:
+            for k, chunk in self._chunks.items():
+                if index < len(chunk):
+                    return self._list(k)[0][index]
+                index -= len(chunk)
+        raise IndexError("roster index out of range")
+
+    def index(self, key: Any, start: int = 0, stop: int | None = None) -> int:
+        """The position of ``key`` (``ValueError`` if absent; ``start``/``stop`` as a list's)."""
+        k = self._chunk_of.get(key)
+        if k is None:
+            raise ValueError(f"{key!r} is not in the roster")
+        offset = 0
+        for kk, chunk in self._chunks.items():
+            if kk == k:
+                break
+            offset += len(chunk)
+        at = offset + self._list(k)[0].index(key)
+        if at < start or (stop is not None and at >= stop):
+            raise ValueError(f"{key!r} is not in the roster's range")
+        return at
+
+    def count(self, key: Any) -> int:
+        return int(key in self._chunk_of)
+
+    def value(self, key: Any) -> Any:
+        return self._chunks[self._chunk_of[key]][key]
+
+    def items(self) -> Iterator[tuple[Any, Any]]:
+        for chunk in self._chunks.values():
+            yield from chunk.items()
+
+    def values(self) -> list[Any]:
+        """Every value, in order."""
+        return [v for k in self._chunks for v in self._list(k)[1]]
+
+    def _list(self, k: int) -> tuple[list[Any], list[Any]]:
+        lists = self._lists.get(k)
+        if lists is None:
+            chunk = self._chunks[k]
+            lists = self._lists[k] = (list(chunk), list(chunk.values()))
+        return lists
+
+    # -- checkpoint -----------------------------------------------------------------------------
+    def id_chunks(self) -> list[list[Any]]:
+        """The ids, chunk by chunk: a fresh outer list of lists shared with earlier states while
+        their chunk is unchanged (never change them)."""
+        return [self._list(k)[0] for k in self._chunks]
+
+    def value_chunks(self) -> list[list[Any]]:
+        """The values, chunk by chunk, alongside ``id_chunks``."""
+        return [self._list(k)[1] for k in self._chunks]
+
+    def layout(self) -> list[int]:
+        """The chunks' numbers, then the arrivals so far."""
+        return [*self._chunks, self._arrivals]
+
+    @classmethod
+    def restore(
+        cls,
+        id_chunks: Sequence[Sequence[Any]],
+        value_chunks: Sequence[Sequence[Any]] | None = None,
+        layout: Sequence[int] | None = None,
+    ) -> Roster:
+        """The roster whose ``id_chunks``, ``value_chunks`` (``None``: all ``None``) and
+        ``layout`` these are (no layout: packed afresh)."""
+        if value_chunks is None:
+            value_chunks = [[None] * len(chunk) for chunk in id_chunks]
+        chunks = [
+            dict(zip(ids, values, strict=True))
+            for ids, values in zip(id_chunks, value_chunks, strict=True)
+        ]
+        numbers = [int(k) for k in layout[:-1]] if layout is not None else []
+        arrivals = int(layout[-1]) if layout else 0
+        fits = (
+            layout is not None
+            and len(numbers) == len(chunks)
+            and all(0 < len(chunk) <= cls.CHUNK for chunk in chunks)
+            and all(a < b for a, b in zip(numbers, numbers[1:], strict=False))
+            and (not numbers or arrivals >= numbers[-1] * cls.CHUNK + len(chunks[-1]))
+            and sum(map(len, chunks)) == len({key for chunk in chunks for key in chunk})
+        )
+        if not fits:  # no layout (or not this size's): packed afresh
+            return cls(item for chunk in chunks for item in chunk.items())
+        roster = cls()
+        for k, chunk in zip(numbers, chunks, strict=True):
+            roster._chunks[k] = chunk
+            roster._chunk_of.update(dict.fromkeys(chunk, k))
+        roster._arrivals = arrivals
+        return roster
+
+
+class Without(Sequence[Any]):
+    """``[x for x in roster if x not in excluded]`` without the copy: positions are read
+    through the roster, past the few excluded ids."""
+
+    def __init__(self, roster: Roster, excluded: Iterable[Any]) -> None:
+        self._roster = roster
+        self._skips = sorted(roster.index(key) for key in set(excluded) if key in roster)
+
+    def __len__(self) -> int:
+        return len(self._roster) - len(self._skips)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("index out of range")
+        for skip in self._skips:
+            if skip <= index:
+                index += 1
+            else:
+                break
+        return self._roster[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        skipped = {self._roster[i] for i in self._skips}
+        return (key for key in self._roster if key not in skipped)
