@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harness.core.scoring import number
@@ -89,6 +89,20 @@ class FeatureScaler:
         """Observe ``value`` (as the reference does on every coordinate computation), then bin."""
         self.observe(dimension, value)
         return max(0, min(bins - 1, int(self.scale(dimension, value) * bins)))
+
+    def binner(self, dimension: str, bins: int) -> Callable[[float], int] | None:
+        """``bin`` under the scaling as it stands, for values it has seen the like of (within
+        the dimension's min/max: observing them changes nothing); ``None``: no value seen."""
+        seen = self.stats.get(dimension)
+        if seen is None:
+            return None
+        low, high = seen
+        if high == low:
+            middle = max(0, min(bins - 1, int(0.5 * bins)))
+            return lambda value: middle
+        span = high - low
+        top = bins - 1
+        return lambda value: max(0, min(top, int(min(1.0, max(0.0, (value - low) / span)) * bins)))
 
     def state_dict(self) -> dict[str, list[float]]:
         return {k: list(v) for k, v in self.stats.items()}

@@ -130,7 +130,8 @@ class MapElitesIslandsPopulation(BasePopulation):
         self.cells: list[dict[str, str]] = [{} for _ in range(n)]
         #: Per island, its grid as the last checkpoint got it (``None``: changed since).
         self._cells_state: list[dict[str, str] | None] = [None] * n
-        self.archive: dict[str, None] = {}
+        #: Archived ids in the order they joined, each with its fitness.
+        self.archive: dict[str, float] = {}
         self.best_id: str | None = None
         self.island_best: list[str | None] = [None] * n
         self.generations = [0] * n
@@ -138,6 +139,9 @@ class MapElitesIslandsPopulation(BasePopulation):
         self.scaler = FeatureScaler()
         self._reference: list[str] = []  # ids of the programs whose code is the reference set
         self._reference_code: list[str] = []
+        #: ``_reference_code`` as ``_against_reference`` reads it: (code, length, lines, chars).
+        self._profiles: list[tuple[str, int, int, set[str]]] = []
+        self._profiled: list[str] | None = None
         self._diversity: dict[str, tuple[float, str]] = {}  # code digest -> (value, program id)
         self._frozen: dict[str, float] = {}  # code digest -> value against the full reference
         self._events: list[tuple[str, dict[str, Any]]] = []
@@ -155,6 +159,8 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._global: _Ranking | None = None
         self._fitness: dict[str, float] = {}
         self._settled: dict[str, float] = {}
+        #: Per member, ``_raw_values`` once settled.
+        self._raws: dict[str, tuple[float | None, ...]] = {}
         self._cache_state: dict[str, Any] | None = None
         #: ``_diversity``'s entries as the checkpoint lists them, kept in step with it.
         self._cache_pairs: list[list[Any]] = []
@@ -270,18 +276,23 @@ class MapElitesIslandsPopulation(BasePopulation):
                     coords.append(0)
                 else:
                     coords.append(self.scaler.bin(dim, self.fitness(program), bins))
-            elif program.metrics.get("validity") == 0:
-                # A failed evaluation reports no metric of the evaluator's own (OpenEvolve drops
-                # such a child with an error): bin 0, the program still recorded as failed.
-                coords.append(0)
             else:
-                raise HarnessError(
-                    f"feature dimension {dim!r} is not a metric of program {program.id} "
-                    f"(metrics: {', '.join(sorted(program.metrics)) or 'none'}); built-in "
-                    f"dimensions are {', '.join(BUILTIN_FEATURES)}: fix "
-                    "population.feature_dimensions or make the evaluator report it"
-                )
+                self._no_such_metric(program, dim)
+                coords.append(0)
         return coords
+
+    @staticmethod
+    def _no_such_metric(program: Program, dim: str) -> None:
+        """A dimension that is neither a metric of ``program`` nor built in: bin 0 for a failed
+        evaluation (it reports no metric of the evaluator's own; OpenEvolve drops such a child
+        with an error: here it is still recorded as failed), else an error."""
+        if program.metrics.get("validity") != 0:
+            raise HarnessError(
+                f"feature dimension {dim!r} is not a metric of program {program.id} "
+                f"(metrics: {', '.join(sorted(program.metrics)) or 'none'}); built-in "
+                f"dimensions are {', '.join(BUILTIN_FEATURES)}: fix "
+                "population.feature_dimensions or make the evaluator report it"
+            )
 
     @staticmethod
     def cell_key(coords: Sequence[int]) -> str:
@@ -302,6 +313,9 @@ class MapElitesIslandsPopulation(BasePopulation):
             return index
         self._cell_index.pop(island, None)
         version = self.scaler.version
+        if settled and (at_rest := self._cells_at_rest(ids)) is not None:
+            self._cell_index[island] = at_rest
+            return at_rest
         measure = self._settled_diversity if settled else None
         cells: dict[str, str] = {}
         built = _CellIndex(version)
@@ -314,6 +328,56 @@ class MapElitesIslandsPopulation(BasePopulation):
         if settled and self.scaler.version == version:  # else computed under moving scales
             self._cell_index[island] = built
         return cells
+
+    def _cells_at_rest(self, ids: Sequence[str]) -> _CellIndex | None:
+        """``nearby_cells``' map built from each member's values (kept: they depend on the
+        program alone) when every one lies within the scaling as it stands, so that observing
+        them, as the reference does, would change nothing; ``None``: some would widen it."""
+        rows = []
+        for pid in ids:
+            program = self._programs.get(pid)
+            if program is not None:
+                values = self._raws.get(pid)
+                if values is None:
+                    values = self._raws[pid] = self._raw_values(program)
+                rows.append((pid, values))
+        binners = []
+        for at, dim in enumerate(self.config.feature_dimensions):
+            seen = [values[at] for _, values in rows if values[at] is not None]
+            binner = self.scaler.binner(dim, self.bins[dim])
+            if seen:
+                if binner is None:
+                    return None
+                low, high = self.scaler.stats[dim]
+                if not all(low <= value <= high for value in seen):  # NaN too
+                    return None
+            binners.append(binner)
+        built = _CellIndex(self.scaler.version)
+        for pid, values in rows:
+            coords = [
+                0 if value is None or binner is None else binner(value)
+                for value, binner in zip(values, binners, strict=True)
+            ]
+            built.add(pid, self.cell_key(coords))
+        return built
+
+    def _raw_values(self, program: Program) -> tuple[float | None, ...]:
+        """What ``coordinates`` bins per dimension once values are settled (``None``: bin 0
+        whatever the scaling)."""
+        out: list[float | None] = []
+        for dim in self.config.feature_dimensions:
+            if dim in program.metrics:
+                out.append(self._metric(program, dim))
+            elif dim == "complexity":
+                out.append(float(len(program.code)))
+            elif dim == "diversity":
+                out.append(self._settled_diversity(program))
+            elif dim == "score":
+                out.append(self.fitness(program) if program.metrics else None)
+            else:
+                self._no_such_metric(program, dim)
+                out.append(None)
+        return tuple(out)
 
     def _settled_values(self) -> bool:
         """Whether every coordinate is a function of the program alone (see ``nearby_cells``)."""
@@ -373,7 +437,7 @@ class MapElitesIslandsPopulation(BasePopulation):
             if incumbent is not None:
                 if incumbent in self._programs and incumbent in self.archive:
                     del self.archive[incumbent]
-                    self.archive[pid] = None
+                    self.archive[pid] = self.fitness(program)
                 self._leave(island, incumbent)
                 self._index_remove(incumbent)
                 displaced = incumbent
@@ -414,22 +478,21 @@ class MapElitesIslandsPopulation(BasePopulation):
         return self.fitness(a) > self.fitness(b)
 
     def _update_archive(self, program: Program) -> None:
-        if len(self.archive) < self.config.archive_size:
-            self.archive[program.id] = None
+        archive = self.archive
+        if len(archive) < self.config.archive_size:
+            archive[program.id] = self.fitness(program)
             return
-        for stale in [pid for pid in self.archive if pid not in self._programs]:
-            del self.archive[stale]
-        if len(self.archive) < self.config.archive_size:
-            self.archive[program.id] = None
+        for stale in [pid for pid in archive if pid not in self._programs]:
+            del archive[stale]
+        if len(archive) < self.config.archive_size:
+            archive[program.id] = self.fitness(program)
             return
-        members = self.archive_members()
-        if not members:
-            self.archive[program.id] = None
-            return
-        worst = min(members, key=self.fitness)
+        # ``min(self.archive_members(), key=self.fitness)``: every id left is a member's, in
+        # archive order, with its fitness.
+        worst = self._programs[min(archive, key=archive.__getitem__)]
         if self._better(program, worst) and worst.id != program.id:
-            del self.archive[worst.id]
-            self.archive[program.id] = None
+            del archive[worst.id]
+            archive[program.id] = self.fitness(program)
 
     def _update_best(self, program: Program) -> None:
         if self.best_id is None or self.best_id not in self._programs:
@@ -585,7 +648,17 @@ class MapElitesIslandsPopulation(BasePopulation):
         return value
 
     def _against_reference(self, code: str) -> float:
-        scores = [fast_diversity(code, ref) for ref in self._reference_code if ref != code]
+        """The mean ``fast_diversity`` of ``code`` against the reference set (codes equal to
+        it left out), with each reference code's length, lines and characters counted once."""
+        if self._profiled is not self._reference_code:
+            self._profiles = [(r, len(r), r.count("\n"), set(r)) for r in self._reference_code]
+            self._profiled = self._reference_code
+        size, lines, chars = len(code), code.count("\n"), set(code)
+        scores = [
+            abs(size - n) * 0.1 + abs(lines - k) * 10 + len(chars ^ c) * 0.5
+            for ref, n, k, c in self._profiles
+            if ref != code
+        ]
         return sum(scores) / len(scores) if scores else 0.0
 
     def _refresh_reference(self) -> None:
@@ -721,7 +794,10 @@ class MapElitesIslandsPopulation(BasePopulation):
             self._codes.append(dict(Counter(programs[pid].code for pid in self.islands[-1])))
         self.cells = [dict(grid) for grid in state["cells"]]
         self._cells_state = [None] * len(self.cells)
-        self.archive = dict.fromkeys(state["archive"])
+        nan = float("nan")  # an id of no stored program: not a member, dropped before use
+        self.archive = {
+            pid: self.fitness(programs[pid]) if pid in programs else nan for pid in state["archive"]
+        }
         self.best_id = state["best"]
         self.island_best = list(state["island_best"])
         self.generations = [int(g) for g in state["generations"]]
@@ -746,6 +822,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._rankings.clear()
         self._global = None
         self._settled.clear()
+        self._raws.clear()
 
 
 class _CellIndex(Mapping[str, str]):

@@ -26,6 +26,7 @@ import pytest
 from harness.components.population import ChunkedLog
 from harness.core.records import Program
 from scaffolds.openevolve import population as population_module
+from scaffolds.openevolve.features import fast_diversity
 from scaffolds.openevolve.population import MapElitesIslandsConfig, MapElitesIslandsPopulation
 from scaffolds.openevolve.prompt import _program_rank
 from scaffolds.openevolve.roster import Roster
@@ -64,8 +65,14 @@ def _program(i: int, rng: random.Random) -> Program:
 
 
 def _full_cells(pop: MapElitesIslandsPopulation, island: int) -> dict[str, str]:
+    return _reference_loop(pop, island)[0]
+
+
+def _reference_loop(
+    pop: MapElitesIslandsPopulation, island: int
+) -> tuple[dict[str, str], MapElitesIslandsPopulation]:
     """The reference's loop, on a copy (its side effects stay there: the scaling it widens,
-    the diversity cache it fills, the reference set and the RNG drawing it)."""
+    the diversity cache it fills, the reference set and the RNG drawing it); the copy after."""
     other = copy.copy(pop)
     other.scaler = copy.deepcopy(pop.scaler)
     for name in ("_diversity", "_frozen", "_programs", "_cell_index", "_rankings", "_settled"):
@@ -80,7 +87,7 @@ def _full_cells(pop: MapElitesIslandsPopulation, island: int) -> dict[str, str]:
         program = other.get(pid)
         if program is not None:
             cells[other.cell_key(other.coordinates(program))] = pid
-    return cells
+    return cells, other
 
 
 def _check(pop: MapElitesIslandsPopulation) -> None:
@@ -118,6 +125,12 @@ def _check(pop: MapElitesIslandsPopulation) -> None:
         assert [p.id for p in programs] == ids
         assert _same_floats(roster.values(), [pop.fitness(p) for p in programs])
         assert pop._codes[island] == Counter(p.code for p in programs)  # noqa: SLF001
+    archived = [pop.fitness(pop.lookup(pid)) for pid in pop.archive]
+    assert _same_floats(list(pop.archive.values()), archived)
+    for program in pop.programs()[:3]:  # the diversity sum with the reference counted once
+        scores = [fast_diversity(program.code, r) for r in pop._reference_code if r != program.code]  # noqa: SLF001
+        expected = sum(scores) / len(scores) if scores else 0.0
+        assert pop._against_reference(program.code) == expected  # noqa: SLF001
     again = pop.state_dict()  # nothing changed: every chunk and grid handed out again
     for key in ("member_chunks", "island_of_chunks", "cells"):
         assert all(a is b for a, b in zip(again[key], state[key], strict=True))
@@ -214,3 +227,24 @@ def _flat_state(state: dict[str, Any]) -> dict[str, Any]:
     flat["island_of"] = ChunkedLog.items(state["island_of_chunks"])
     flat["islands"] = [ChunkedLog.items(chunks) for chunks in state["island_chunks"]]
     return json.loads(json.dumps(flat))
+
+
+def test_a_rebuild_whose_values_would_widen_the_scaling_widens_it_as_the_reference_does() -> None:
+    """The kept values are binned directly only while they all lie within the scaling; one
+    outside it (here: a scaling narrowed by hand) takes the reference's loop, which widens the
+    scaling member by member as it goes."""
+    pop, programs = _stream("complexity_diversity", seed=4, steps=250)
+    for program in programs:
+        pop.add(program)
+    assert pop._settled_values()  # noqa: SLF001
+    for island in range(len(pop.islands)):
+        for dim, (low, high) in list(pop.scaler.stats.items()):
+            pop.scaler.stats[dim] = [low + (high - low) * 0.4, low + (high - low) * 0.6]
+        pop.scaler.version += 1
+        ids = list(pop.islands[island])
+        assert pop._cells_at_rest(ids) is None  # noqa: SLF001
+        expected, after = _reference_loop(pop, island)
+        assert dict(pop.nearby_cells(island, ids)) == expected
+        assert pop.scaler.stats == after.scaler.stats
+        assert pop._cells_at_rest(ids) is not None  # noqa: SLF001 - now within the scaling
+        assert dict(pop.nearby_cells(island, ids)) == _full_cells(pop, island)
