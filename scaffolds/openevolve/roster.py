@@ -30,6 +30,9 @@ class Roster(Sequence[Any]):
         self._chunks: dict[int, dict[Any, Any]] = {}  # ascending chunk numbers
         self._lists: dict[int, tuple[list[Any], list[Any]]] = {}  # handed-out (ids, values)
         self._arrivals = 0
+        #: ``id_chunks``, ``value_chunks`` and ``layout`` as last handed out (``None``: changed
+        #: since): an unchanged roster hands out the same lists.
+        self._outer: list[list[Any] | None] = [None, None, None]
         for key, value in items:
             self.add(key, value)
 
@@ -38,6 +41,7 @@ class Roster(Sequence[Any]):
         """``key`` joins last; if it is here, it keeps its place and takes ``value`` (as a dict's
         item does)."""
         k = self._chunk_of.get(key)
+        self._outer = [None, None, None]
         if k is not None:
             self._chunks[k][key] = value
             self._lists.pop(k, None)
@@ -53,6 +57,7 @@ class Roster(Sequence[Any]):
         k = self._chunk_of.pop(key, None)
         if k is None:
             return False
+        self._outer = [None, None, None]
         chunk = self._chunks[k]
         del chunk[key]
         self._lists.pop(k, None)
@@ -68,6 +73,7 @@ class Roster(Sequence[Any]):
         self._chunks.clear()
         self._lists.clear()
         self._arrivals = 0
+        self._outer = [None, None, None]
         for key, value in items:
             self.add(key, value)
 
@@ -140,18 +146,28 @@ class Roster(Sequence[Any]):
         return lists
 
     # -- checkpoint -----------------------------------------------------------------------------
+    # The lists handed out below are shared with earlier states: never change them.
     def id_chunks(self) -> list[list[Any]]:
-        """The ids, chunk by chunk: a fresh outer list of lists shared with earlier states while
-        their chunk is unchanged (never change them)."""
-        return [self._list(k)[0] for k in self._chunks]
+        """The ids, chunk by chunk: an unchanged chunk's list is the one handed out before (the
+        outer list too, while nothing changed)."""
+        outer = self._outer[0]
+        if outer is None:
+            outer = self._outer[0] = [self._list(k)[0] for k in self._chunks]
+        return outer
 
     def value_chunks(self) -> list[list[Any]]:
         """The values, chunk by chunk, alongside ``id_chunks``."""
-        return [self._list(k)[1] for k in self._chunks]
+        outer = self._outer[1]
+        if outer is None:
+            outer = self._outer[1] = [self._list(k)[1] for k in self._chunks]
+        return outer
 
     def layout(self) -> list[int]:
         """The chunks' numbers, then the arrivals so far."""
-        return [*self._chunks, self._arrivals]
+        outer = self._outer[2]
+        if outer is None:
+            outer = self._outer[2] = [*self._chunks, self._arrivals]
+        return outer
 
     @classmethod
     def restore(
