@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.core.scoring import number
@@ -90,19 +90,29 @@ class FeatureScaler:
         self.observe(dimension, value)
         return max(0, min(bins - 1, int(self.scale(dimension, value) * bins)))
 
-    def binner(self, dimension: str, bins: int) -> Callable[[float], int] | None:
-        """``bin`` under the scaling as it stands, for values it has seen the like of (within
-        the dimension's min/max: observing them changes nothing); ``None``: no value seen."""
+    def bins_within(
+        self, dimension: str, values: Sequence[float | None], bins: int
+    ) -> list[int] | None:
+        """``bin`` of each value (``None``: bin 0) when every one lies within the dimension's
+        min/max (observing them would change nothing); ``None`` when one does not (or none was
+        seen yet).  Within the range ``scale`` is ``(value - low) / (high - low)`` itself, in
+        [0, 1], so the bin is that times ``bins``, capped at the last bin."""
         seen = self.stats.get(dimension)
+        present = [v for v in values if v is not None]
+        if not present:
+            return [0] * len(values)
         if seen is None:
             return None
         low, high = seen
-        if high == low:
-            middle = max(0, min(bins - 1, int(0.5 * bins)))
-            return lambda value: middle
-        span = high - low
+        if not all(low <= v <= high for v in present):  # NaN too
+            return None
         top = bins - 1
-        return lambda value: max(0, min(top, int(min(1.0, max(0.0, (value - low) / span)) * bins)))
+        if high == low:
+            middle = max(0, min(top, int(0.5 * bins)))
+            return [0 if v is None else middle for v in values]
+        span = high - low
+        out = [0 if v is None else int((v - low) / span * bins) for v in values]
+        return [top if b > top else b for b in out]
 
     def state_dict(self) -> dict[str, list[float]]:
         return {k: list(v) for k, v in self.stats.items()}

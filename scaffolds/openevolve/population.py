@@ -35,7 +35,7 @@ import bisect
 import hashlib
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -241,6 +241,11 @@ class MapElitesIslandsPopulation(BasePopulation):
             return ranked[: max(0, n)]
         return [self._programs[pid] for pid in ranking.top(n)]
 
+    def on_island(self, programs: Iterable[Program], island: int) -> list[Program]:
+        """``[p for p in programs if self.island_of(p.id) == island]``."""
+        where = self._island_of
+        return [p for p in programs if where.get(p.id) == island]
+
     def archive_members(self) -> list[Program]:
         return [self._programs[pid] for pid in self.archive if pid in self._programs]
 
@@ -333,33 +338,23 @@ class MapElitesIslandsPopulation(BasePopulation):
         """``nearby_cells``' map built from each member's values (kept: they depend on the
         program alone) when every one lies within the scaling as it stands, so that observing
         them, as the reference does, would change nothing; ``None``: some would widen it."""
-        rows = []
+        pids, rows = [], []
+        raws, programs = self._raws, self._programs
         for pid in ids:
-            program = self._programs.get(pid)
-            if program is not None:
-                values = self._raws.get(pid)
+            if pid in programs:
+                values = raws.get(pid)
                 if values is None:
-                    values = self._raws[pid] = self._raw_values(program)
-                rows.append((pid, values))
-        binners = []
+                    values = raws[pid] = self._raw_values(programs[pid])
+                pids.append(pid)
+                rows.append(values)
+        columns = []
         for at, dim in enumerate(self.config.feature_dimensions):
-            seen = [values[at] for _, values in rows if values[at] is not None]
-            binner = self.scaler.binner(dim, self.bins[dim])
-            if seen:
-                if binner is None:
-                    return None
-                low, high = self.scaler.stats[dim]
-                if not all(low <= value <= high for value in seen):  # NaN too
-                    return None
-            binners.append(binner)
-        built = _CellIndex(self.scaler.version)
-        for pid, values in rows:
-            coords = [
-                0 if value is None or binner is None else binner(value)
-                for value, binner in zip(values, binners, strict=True)
-            ]
-            built.add(pid, self.cell_key(coords))
-        return built
+            column = self.scaler.bins_within(dim, [v[at] for v in rows], self.bins[dim])
+            if column is None:
+                return None
+            columns.append(column)
+        keys = ["-".join(map(str, coords)) for coords in zip(*columns, strict=True)]
+        return _CellIndex.of(self.scaler.version, pids, keys)
 
     def _raw_values(self, program: Program) -> tuple[float | None, ...]:
         """What ``coordinates`` bins per dimension once values are settled (``None``: bin 0
@@ -833,6 +828,20 @@ class _CellIndex(Mapping[str, str]):
         self.version = version
         self._key_of: dict[str, str] = {}
         self._members: dict[str, dict[str, None]] = {}
+
+    @classmethod
+    def of(cls, version: int, pids: Sequence[str], keys: Sequence[str]) -> _CellIndex:
+        """The index of ``pids`` (distinct, in island order) in cells ``keys``."""
+        index = cls(version)
+        index._key_of = dict(zip(pids, keys, strict=True))
+        members = index._members
+        for pid, key in zip(pids, keys, strict=True):
+            cell = members.get(key)
+            if cell is None:
+                members[key] = {pid: None}
+            else:
+                cell[pid] = None
+        return index
 
     def add(self, pid: str, key: str) -> None:
         self.remove(pid)

@@ -17,6 +17,7 @@ same items from it as from ``list(roster)``, reading only the positions they dra
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Sequence
+from itertools import chain
 from typing import Any, overload
 
 __all__ = ["Roster", "Without"]
@@ -27,8 +28,10 @@ class Roster(Sequence[Any]):
 
     def __init__(self, items: Iterable[tuple[Hashable, Any]] = ()) -> None:
         self._chunk_of: dict[Any, int] = {}
-        self._chunks: dict[int, dict[Any, Any]] = {}  # ascending chunk numbers
-        self._lists: dict[int, tuple[list[Any], list[Any]]] = {}  # handed-out (ids, values)
+        #: Per chunk number (ascending): its ids and their values, in order.
+        self._chunks: dict[int, tuple[list[Any], list[Any]]] = {}
+        #: Chunks whose lists were handed out since they last changed: copied before a change.
+        self._shared: set[int] = set()
         self._arrivals = 0
         #: ``id_chunks``, ``value_chunks`` and ``layout`` as last handed out (``None``: changed
         #: since): an unchanged roster hands out the same lists.
@@ -37,32 +40,43 @@ class Roster(Sequence[Any]):
             self.add(key, value)
 
     # -- changes --------------------------------------------------------------------------------
+    def _writable(self, k: int) -> tuple[list[Any], list[Any]]:
+        self._outer = [None, None, None]
+        lists = self._chunks[k]
+        if k in self._shared:
+            self._shared.discard(k)
+            lists = self._chunks[k] = (list(lists[0]), list(lists[1]))
+        return lists
+
     def add(self, key: Any, value: Any = None) -> None:
         """``key`` joins last; if it is here, it keeps its place and takes ``value`` (as a dict's
         item does)."""
         k = self._chunk_of.get(key)
-        self._outer = [None, None, None]
         if k is not None:
-            self._chunks[k][key] = value
-            self._lists.pop(k, None)
+            ids, values = self._writable(k)
+            values[ids.index(key)] = value
             return
         k = self._arrivals // self.CHUNK
         self._arrivals += 1
-        self._chunks.setdefault(k, {})[key] = value
+        if k not in self._chunks:
+            self._chunks[k] = ([], [])
+        ids, values = self._writable(k)
+        ids.append(key)
+        values.append(value)
         self._chunk_of[key] = k
-        self._lists.pop(k, None)
 
     def discard(self, key: Any) -> bool:
         """``key`` leaves (if here); whether it was here."""
         k = self._chunk_of.pop(key, None)
         if k is None:
             return False
-        self._outer = [None, None, None]
-        chunk = self._chunks[k]
-        del chunk[key]
-        self._lists.pop(k, None)
-        if not chunk:
+        ids, values = self._writable(k)
+        at = ids.index(key)
+        del ids[at]
+        del values[at]
+        if not ids:
             del self._chunks[k]
+            self._shared.discard(k)
         if len(self._chunks) > 2 * (len(self._chunk_of) // self.CHUNK) + 4:
             self._pack()
         return True
@@ -71,9 +85,8 @@ class Roster(Sequence[Any]):
         items = list(self.items())
         self._chunk_of.clear()
         self._chunks.clear()
-        self._lists.clear()
+        self._shared.clear()
         self._arrivals = 0
-        self._outer = [None, None, None]
         for key, value in items:
             self.add(key, value)
 
@@ -85,12 +98,12 @@ class Roster(Sequence[Any]):
         return key in self._chunk_of
 
     def __iter__(self) -> Iterator[Any]:
-        for chunk in self._chunks.values():
-            yield from chunk
+        for ids, _ in self._chunks.values():
+            yield from ids
 
     def __reversed__(self) -> Iterator[Any]:
-        for chunk in reversed(self._chunks.values()):
-            yield from reversed(chunk)
+        for ids, _ in reversed(self._chunks.values()):
+            yield from reversed(ids)
 
     @overload
     def __getitem__(self, index: int) -> Any: ...
@@ -103,10 +116,10 @@ class Roster(Sequence[Any]):
         if index < 0:
             index += len(self)
         if index >= 0:
-            for k, chunk in self._chunks.items():
-                if index < len(chunk):
-                    return self._list(k)[0][index]
-                index -= len(chunk)
+            for ids, _ in self._chunks.values():
+                if index < len(ids):
+                    return ids[index]
+                index -= len(ids)
         raise IndexError("roster index out of range")
 
     def index(self, key: Any, start: int = 0, stop: int | None = None) -> int:
@@ -115,11 +128,11 @@ class Roster(Sequence[Any]):
         if k is None:
             raise ValueError(f"{key!r} is not in the roster")
         offset = 0
-        for kk, chunk in self._chunks.items():
+        for kk, (ids, _) in self._chunks.items():
             if kk == k:
                 break
-            offset += len(chunk)
-        at = offset + self._list(k)[0].index(key)
+            offset += len(ids)
+        at = offset + self._chunks[k][0].index(key)
         if at < start or (stop is not None and at >= stop):
             raise ValueError(f"{key!r} is not in the roster's range")
         return at
@@ -127,23 +140,13 @@ class Roster(Sequence[Any]):
     def count(self, key: Any) -> int:
         return int(key in self._chunk_of)
 
-    def value(self, key: Any) -> Any:
-        return self._chunks[self._chunk_of[key]][key]
-
     def items(self) -> Iterator[tuple[Any, Any]]:
-        for chunk in self._chunks.values():
-            yield from chunk.items()
+        for ids, values in self._chunks.values():
+            yield from zip(ids, values, strict=True)
 
     def values(self) -> list[Any]:
         """Every value, in order."""
-        return [v for k in self._chunks for v in self._list(k)[1]]
-
-    def _list(self, k: int) -> tuple[list[Any], list[Any]]:
-        lists = self._lists.get(k)
-        if lists is None:
-            chunk = self._chunks[k]
-            lists = self._lists[k] = (list(chunk), list(chunk.values()))
-        return lists
+        return list(chain.from_iterable(values for _, values in self._chunks.values()))
 
     # -- checkpoint -----------------------------------------------------------------------------
     # The lists handed out below are shared with earlier states: never change them.
@@ -152,14 +155,16 @@ class Roster(Sequence[Any]):
         outer list too, while nothing changed)."""
         outer = self._outer[0]
         if outer is None:
-            outer = self._outer[0] = [self._list(k)[0] for k in self._chunks]
+            self._shared.update(self._chunks)
+            outer = self._outer[0] = [ids for ids, _ in self._chunks.values()]
         return outer
 
     def value_chunks(self) -> list[list[Any]]:
         """The values, chunk by chunk, alongside ``id_chunks``."""
         outer = self._outer[1]
         if outer is None:
-            outer = self._outer[1] = [self._list(k)[1] for k in self._chunks]
+            self._shared.update(self._chunks)
+            outer = self._outer[1] = [values for _, values in self._chunks.values()]
         return outer
 
     def layout(self) -> list[int]:
@@ -181,25 +186,29 @@ class Roster(Sequence[Any]):
         if value_chunks is None:
             value_chunks = [[None] * len(chunk) for chunk in id_chunks]
         chunks = [
-            dict(zip(ids, values, strict=True))
-            for ids, values in zip(id_chunks, value_chunks, strict=True)
+            (list(ids), list(values)) for ids, values in zip(id_chunks, value_chunks, strict=True)
         ]
+        if any(len(ids) != len(values) for ids, values in chunks):
+            raise ValueError("a roster's ids and values differ in length")
         numbers = [int(k) for k in layout[:-1]] if layout is not None else []
         arrivals = int(layout[-1]) if layout else 0
         fits = (
             layout is not None
             and len(numbers) == len(chunks)
-            and all(0 < len(chunk) <= cls.CHUNK for chunk in chunks)
+            and all(0 < len(ids) <= cls.CHUNK for ids, _ in chunks)
             and all(a < b for a, b in zip(numbers, numbers[1:], strict=False))
-            and (not numbers or arrivals >= numbers[-1] * cls.CHUNK + len(chunks[-1]))
-            and sum(map(len, chunks)) == len({key for chunk in chunks for key in chunk})
+            and (
+                not numbers
+                or (numbers[0] >= 0 and arrivals >= numbers[-1] * cls.CHUNK + len(chunks[-1][0]))
+            )
+            and sum(len(ids) for ids, _ in chunks) == len({key for ids, _ in chunks for key in ids})
         )
         if not fits:  # no layout (or not this size's): packed afresh
-            return cls(item for chunk in chunks for item in chunk.items())
+            return cls(pair for ids, values in chunks for pair in zip(ids, values, strict=True))
         roster = cls()
-        for k, chunk in zip(numbers, chunks, strict=True):
-            roster._chunks[k] = chunk
-            roster._chunk_of.update(dict.fromkeys(chunk, k))
+        for k, lists in zip(numbers, chunks, strict=True):
+            roster._chunks[k] = lists
+            roster._chunk_of.update(dict.fromkeys(lists[0], k))
         roster._arrivals = arrivals
         return roster
 

@@ -290,7 +290,7 @@ class ThreeTierPolicy(BaseSelectionPolicy):
             if fallback_weighted:
                 return self._weighted_island(island)
             return self._uniform_island(island)
-        here = [p for p in archived if pop.island_of(p.id) == island]
+        here = pop.on_island(archived, island)
         return self.rng.choice(here or archived)
 
     def _weighted_island(self, island: int) -> Program:
@@ -300,7 +300,9 @@ class ThreeTierPolicy(BaseSelectionPolicy):
             return self._uniform_all()
         if len(members) == 1:
             return pop.lookup(members[0])
-        weights = [max(value, 0.001) for value in members.values()]  # values: their fitness
+        # max(fitness, 0.001) (a NaN stays NaN, as max keeps its first argument); the roster's
+        # values are its members' fitness.
+        weights = [0.001 if f < 0.001 else f for f in members.values()]
         total = sum(weights)
         if total > 0:
             weights = [w / total for w in weights]

@@ -26,7 +26,7 @@ import pytest
 from harness.components.population import ChunkedLog
 from harness.core.records import Program
 from scaffolds.openevolve import population as population_module
-from scaffolds.openevolve.features import fast_diversity
+from scaffolds.openevolve.features import FeatureScaler, fast_diversity
 from scaffolds.openevolve.population import MapElitesIslandsConfig, MapElitesIslandsPopulation
 from scaffolds.openevolve.prompt import _program_rank
 from scaffolds.openevolve.roster import Roster
@@ -248,3 +248,23 @@ def test_a_rebuild_whose_values_would_widen_the_scaling_widens_it_as_the_referen
         assert pop.scaler.stats == after.scaler.stats
         assert pop._cells_at_rest(ids) is not None  # noqa: SLF001 - now within the scaling
         assert dict(pop.nearby_cells(island, ids)) == _full_cells(pop, island)
+
+
+def test_bins_within_the_scaling_are_the_bins_observing_them_gives() -> None:
+    rng = random.Random(8)
+    for trial in range(300):
+        scaler = FeatureScaler()
+        low = rng.uniform(-5, 5)
+        high = low if trial % 10 == 0 else low + rng.choice([1e-9, 0.3, 7.0, 1e6])
+        scaler.observe("d", low)
+        scaler.observe("d", high)
+        inside = [low, high, *(rng.uniform(low, high) for _ in range(20)), None]
+        bins = rng.randint(1, 12)
+        version = scaler.version
+        expected = [0 if v is None else scaler.bin("d", v, bins) for v in inside]
+        assert scaler.version == version  # observing them changed nothing
+        assert scaler.bins_within("d", inside, bins) == expected
+        for outside in (low - 1e-3, high + 1e-3, float("nan")):
+            assert scaler.bins_within("d", [*inside, outside], bins) is None
+    assert FeatureScaler().bins_within("d", [None, None], 4) == [0, 0]
+    assert FeatureScaler().bins_within("d", [0.5], 4) is None  # nothing seen yet

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
 import pytest
 
@@ -40,6 +41,7 @@ def _same(roster: Roster, expected: dict[str, int]) -> None:
 def test_a_roster_reads_and_draws_as_the_dict_and_list_it_stands_for() -> None:
     rng = random.Random(5)
     roster, expected = Roster(), {}
+    handed: list[tuple[list[Any], list[Any]]] = []
     packed = 0
     for step in range(1200):
         if expected and rng.random() < 0.45:
@@ -70,6 +72,9 @@ def test_a_roster_reads_and_draws_as_the_dict_and_list_it_stands_for() -> None:
             assert list(view) == free and [view[i] for i in range(len(free))] == free
             n = min(len(free), rng.randint(1, 4))
             assert a.sample(view, n) == b.sample(free, n)
+        if step % 3 == 0:  # what a checkpoint got stays as it was
+            outer = [roster.id_chunks(), roster.value_chunks(), roster.layout()]
+            handed.append((outer, json.loads(json.dumps(outer))))
         if step % 50 == 0:  # a checkpoint as the store gives it back
             saved = json.loads(
                 json.dumps([roster.id_chunks(), roster.value_chunks(), roster.layout()])
@@ -84,6 +89,7 @@ def test_a_roster_reads_and_draws_as_the_dict_and_list_it_stands_for() -> None:
             for r in (roster, again):
                 r.discard("probe")
     assert packed  # sparse chunks were packed
+    assert all(outer == copy for outer, copy in handed)
 
 
 def test_unchanged_chunks_are_handed_out_again_and_a_changed_one_anew() -> None:
