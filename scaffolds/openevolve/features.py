@@ -64,6 +64,7 @@ class FeatureScaler:
         self.stats: dict[str, list[float]] = {}  # dimension -> [min, max]
         #: Grows whenever the scaling may have changed (bins computed before may differ).
         self.version = 0
+        self._state: tuple[int, dict[str, list[float]]] | None = None
 
     def observe(self, dimension: str, value: float) -> None:
         seen = self.stats.get(dimension)
@@ -115,7 +116,12 @@ class FeatureScaler:
         return [top if b > top else b for b in out]
 
     def state_dict(self) -> dict[str, list[float]]:
-        return {k: list(v) for k, v in self.stats.items()}
+        """The min/max per dimension: the same dict while ``version`` stands (never change
+        it)."""
+        kept = self._state
+        if kept is None or kept[0] != self.version:
+            kept = self._state = (self.version, {k: list(v) for k, v in self.stats.items()})
+        return kept[1]
 
     def load_state_dict(self, state: Mapping[str, Sequence[float]]) -> None:
         self.stats = {k: [float(v[0]), float(v[1])] for k, v in state.items()}

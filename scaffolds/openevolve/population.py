@@ -477,8 +477,9 @@ class MapElitesIslandsPopulation(BasePopulation):
         if len(archive) < self.config.archive_size:
             archive[program.id] = self.fitness(program)
             return
-        for stale in [pid for pid in archive if pid not in self._programs]:
-            del archive[stale]
+        if not archive.keys() <= self._programs.keys():
+            for stale in [pid for pid in archive if pid not in self._programs]:
+                del archive[stale]
         if len(archive) < self.config.archive_size:
             archive[program.id] = self.fitness(program)
             return
@@ -858,6 +859,10 @@ class _CellIndex(Mapping[str, str]):
 
     def __getitem__(self, key: str) -> str:
         return next(reversed(self._members[key]))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        members = self._members.get(key)
+        return default if members is None else next(reversed(members))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._members)

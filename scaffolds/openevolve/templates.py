@@ -125,6 +125,8 @@ def _fill(text: str, values: Mapping[str, Any]) -> str:
     parts = _compiled(text)
     if parts is None:
         return _FORMAT.vformat(text, (), values)
+    if len(parts) == 1 and parts[0][1] is None:  # no field
+        return parts[0][0]
     out = []
     for literal, name, spec, conversion in parts:
         out.append(literal)
