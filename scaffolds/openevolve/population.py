@@ -35,7 +35,7 @@ import bisect
 import hashlib
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -241,10 +241,11 @@ class MapElitesIslandsPopulation(BasePopulation):
             return ranked[: max(0, n)]
         return [self._programs[pid] for pid in ranking.top(n)]
 
-    def on_island(self, programs: Iterable[Program], island: int) -> list[Program]:
-        """``[p for p in programs if self.island_of(p.id) == island]``."""
-        where = self._island_of
-        return [p for p in programs if where.get(p.id) == island]
+    def archive_ids(self, island: int) -> tuple[list[str], list[str]]:
+        """The ids of ``archive_members()``, and of those on ``island``."""
+        members, where = self._programs, self._island_of
+        ids = [pid for pid in self.archive if pid in members]
+        return ids, [pid for pid in ids if where[pid] == island]
 
     def archive_members(self) -> list[Program]:
         return [self._programs[pid] for pid in self.archive if pid in self._programs]

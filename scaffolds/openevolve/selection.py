@@ -285,13 +285,12 @@ class ThreeTierPolicy(BaseSelectionPolicy):
 
     def _archive_for(self, island: int, *, fallback_weighted: bool) -> Program:
         pop = self.population
-        archived = pop.archive_members()
+        archived, here = pop.archive_ids(island)  # archive_members' ids; those on the island
         if not archived:
             if fallback_weighted:
                 return self._weighted_island(island)
             return self._uniform_island(island)
-        here = pop.on_island(archived, island)
-        return self.rng.choice(here or archived)
+        return pop.lookup(self.rng.choice(here or archived))
 
     def _weighted_island(self, island: int) -> Program:
         pop = self.population

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -98,7 +98,12 @@ _FORMAT = _Formatter()
 
 #: A compiled text: (literal, field name or ``None``, format spec, conversion) per part.
 _Parts = tuple[tuple[str, str | None, str, str | None], ...]
-_CONVERT = {None: lambda v: v, "s": str, "r": repr, "a": ascii}
+_CONVERT: dict[str | None, Callable[[Any], Any]] = {
+    None: lambda v: v,
+    "s": str,
+    "r": repr,
+    "a": ascii,
+}
 
 
 @lru_cache(maxsize=1024)
