@@ -140,8 +140,10 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._reference: list[str] = []  # ids of the programs whose code is the reference set
         self._reference_code: list[str] = []
         #: ``_reference_code`` as ``_against_reference`` reads it: (code, length, lines, chars).
-        self._profiles: list[tuple[str, int, int, set[str]]] = []
+        self._profiles: list[tuple[str, int, int, int]] = []
         self._profiled: list[str] | None = None
+        #: A bit per character seen (``_char_mask``).
+        self._bits: dict[str, int] = {}
         self._diversity: dict[str, tuple[float, str]] = {}  # code digest -> (value, program id)
         self._frozen: dict[str, float] = {}  # code digest -> value against the full reference
         self._events: list[tuple[str, dict[str, Any]]] = []
@@ -646,17 +648,32 @@ class MapElitesIslandsPopulation(BasePopulation):
 
     def _against_reference(self, code: str) -> float:
         """The mean ``fast_diversity`` of ``code`` against the reference set (codes equal to
-        it left out), with each reference code's length, lines and characters counted once."""
+        it left out), with each reference code's length, lines and characters counted once:
+        the characters as a bit mask, so that the size of two codes' symmetric difference of
+        characters is the popcount of their masks' xor."""
         if self._profiled is not self._reference_code:
-            self._profiles = [(r, len(r), r.count("\n"), set(r)) for r in self._reference_code]
+            self._profiles = [
+                (r, len(r), r.count("\n"), self._char_mask(r)) for r in self._reference_code
+            ]
             self._profiled = self._reference_code
-        size, lines, chars = len(code), code.count("\n"), set(code)
+        size, lines, chars = len(code), code.count("\n"), self._char_mask(code)
         scores = [
-            abs(size - n) * 0.1 + abs(lines - k) * 10 + len(chars ^ c) * 0.5
+            abs(size - n) * 0.1 + abs(lines - k) * 10 + (chars ^ c).bit_count() * 0.5
             for ref, n, k, c in self._profiles
             if ref != code
         ]
         return sum(scores) / len(scores) if scores else 0.0
+
+    def _char_mask(self, code: str) -> int:
+        """The set of ``code``'s characters as bits (one per character, given as first seen)."""
+        bits = self._bits
+        mask = 0
+        for char in set(code):
+            bit = bits.get(char)
+            if bit is None:
+                bit = bits[char] = 1 << len(bits)
+            mask |= bit
+        return mask
 
     def _refresh_reference(self) -> None:
         everyone = list(self._programs.values())

@@ -268,3 +268,15 @@ def test_bins_within_the_scaling_are_the_bins_observing_them_gives() -> None:
             assert scaler.bins_within("d", [*inside, outside], bins) is None
     assert FeatureScaler().bins_within("d", [None, None], 4) == [0, 0]
     assert FeatureScaler().bins_within("d", [0.5], 4) is None  # nothing seen yet
+
+
+def test_diversity_against_the_reference_equals_fast_diversity_for_any_text() -> None:
+    rng = random.Random(9)
+    alphabet = "ab \n=+()xé€😀\t"
+    pop, _ = _stream("complexity_diversity", seed=5, steps=0)
+    codes = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(60)]
+    pop._reference_code = codes[:20]  # noqa: SLF001
+    for code in [*codes, codes[3]]:
+        scores = [fast_diversity(code, ref) for ref in codes[:20] if ref != code]
+        expected = sum(scores) / len(scores) if scores else 0.0
+        assert pop._against_reference(code) == expected  # noqa: SLF001
