@@ -25,8 +25,9 @@ widens the running min/max as in the reference.
 What the reference recomputes per selection is kept here as programs come and go (same results,
 step for step): each island's ranking by a key (``island_ranked``: top programs and prompt
 context) and, once a program's coordinates depend on the program alone, each island's cell
-owners (``nearby_cells``, rebuilt when the scaling widens).  From then on the nearby step no
-longer refills the diversity cache, whose contents by then decide no value.
+owners (``nearby_cells``, rebuilt when the scaling widens).  From then on no coordinate
+computation refills the diversity cache, whose contents by then decide no value (nor does it
+change in the checkpoint any more).
 """
 
 from __future__ import annotations
@@ -618,6 +619,8 @@ class MapElitesIslandsPopulation(BasePopulation):
         return float(value)
 
     def _diversity_of(self, program: Program) -> float:
+        if self._settled_values():  # the cache's contents decide no value any more
+            return self._settled_diversity(program)
         digest = _digest(program.code)
         cached = self._diversity.get(digest)
         if cached is not None:
