@@ -27,12 +27,22 @@ _LAST: weakref.WeakKeyDictionary[random.Random, tuple[Any, list[Any]]] = weakref
 def rng_state(rng: random.Random) -> list[Any]:
     """The RNG's state as JSON values.  An RNG that has not moved since it was last asked gets
     the same list again (checkpointed every iteration, it then costs the store nothing): the
-    list is shared, so never change it."""
+    list is shared, so never change it.  One whose words have not changed since (only its
+    position moved: the words change every 624 draws) gets a list of the same int objects but
+    the last, so that a checkpoint delta compares them by identity."""
     state = rng.getstate()
     last = _LAST.get(rng)
-    if last is not None and last[0] == state:
-        return last[1]
     version, internal, gauss = state
+    if last is not None:
+        before, handed = last
+        if before[1][-1] == internal[-1] and before == state:  # (a moved one: a new position)
+            return handed
+        if before[1][:-1] == internal[:-1]:
+            words = handed[1][:-1]
+            words.append(internal[-1])
+            out = [version, words, gauss]
+            _LAST[rng] = (state, out)
+            return out
     out = [version, list(internal), gauss]
     _LAST[rng] = (state, out)
     return out

@@ -77,10 +77,9 @@ def _diff_list(old: Any, new: Any) -> dict[str, Any] | None:
     elif m > n and new[:n] == old:
         return {"~": "l", "d": 0, "t": new[n:]}
     if n and m:
-        try:
-            start = old.index(new[0])
-        except ValueError:
-            start = -1
+        # ``in`` before ``index``: a missing item's ValueError would spell out its repr (a
+        # chunk of 1,024 ids: ~100 us).
+        start = old.index(new[0]) if new[0] in old else -1
         if start > 0 and m >= n - start and new[: n - start] == old[start:]:
             return {"~": "l", "d": start, "t": new[n - start :]}
     if n == m and n <= _SHORT:

@@ -64,6 +64,7 @@ class FeatureScaler:
         self.stats: dict[str, list[float]] = {}  # dimension -> [min, max]
         #: Grows whenever the scaling may have changed (bins computed before may differ).
         self.version = 0
+        self._state: tuple[int, dict[str, list[float]]] | None = None
 
     def observe(self, dimension: str, value: float) -> None:
         seen = self.stats.get(dimension)
@@ -90,8 +91,37 @@ class FeatureScaler:
         self.observe(dimension, value)
         return max(0, min(bins - 1, int(self.scale(dimension, value) * bins)))
 
+    def bins_within(
+        self, dimension: str, values: Sequence[float | None], bins: int
+    ) -> list[int] | None:
+        """``bin`` of each value (``None``: bin 0) when every one lies within the dimension's
+        min/max (observing them would change nothing); ``None`` when one does not (or none was
+        seen yet).  Within the range ``scale`` is ``(value - low) / (high - low)`` itself, in
+        [0, 1], so the bin is that times ``bins``, capped at the last bin."""
+        seen = self.stats.get(dimension)
+        present = [v for v in values if v is not None]
+        if not present:
+            return [0] * len(values)
+        if seen is None:
+            return None
+        low, high = seen
+        if not all(low <= v <= high for v in present):  # NaN too
+            return None
+        top = bins - 1
+        if high == low:
+            middle = max(0, min(top, int(0.5 * bins)))
+            return [0 if v is None else middle for v in values]
+        span = high - low
+        out = [0 if v is None else int((v - low) / span * bins) for v in values]
+        return [top if b > top else b for b in out]
+
     def state_dict(self) -> dict[str, list[float]]:
-        return {k: list(v) for k, v in self.stats.items()}
+        """The min/max per dimension: the same dict while ``version`` stands (never change
+        it)."""
+        kept = self._state
+        if kept is None or kept[0] != self.version:
+            kept = self._state = (self.version, {k: list(v) for k, v in self.stats.items()})
+        return kept[1]
 
     def load_state_dict(self, state: Mapping[str, Sequence[float]]) -> None:
         self.stats = {k: [float(v[0]), float(v[1])] for k, v in state.items()}

@@ -25,17 +25,18 @@ widens the running min/max as in the reference.
 What the reference recomputes per selection is kept here as programs come and go (same results,
 step for step): each island's ranking by a key (``island_ranked``: top programs and prompt
 context) and, once a program's coordinates depend on the program alone, each island's cell
-owners (``nearby_cells``, rebuilt when the scaling widens).  From then on the nearby step no
-longer refills the diversity cache, whose contents by then decide no value.
+owners (``nearby_cells``, rebuilt when the scaling widens).  From then on no coordinate
+computation refills the diversity cache, whose contents by then decide no value (nor does it
+change in the checkpoint any more).
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
-import operator
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -48,6 +49,7 @@ from harness.core.records import IterationOutcome, Program
 from harness.core.rng import rng_from_state, rng_state
 from harness.core.validation import StrictModel
 from scaffolds.openevolve.features import FeatureScaler, fast_diversity, fitness
+from scaffolds.openevolve.roster import Roster
 
 __all__ = ["MapElitesIslandsConfig", "MapElitesIslandsPopulation"]
 
@@ -118,10 +120,19 @@ class MapElitesIslandsPopulation(BasePopulation):
             self.bins = {d: config.feature_bins.get(d, 10) for d in dims}
         n = config.num_islands
         self._programs: dict[str, Program] = {}
+        #: The members in ``_programs``' order, each with its island (the checkpoint's lists).
+        self._members = Roster()
         self._island_of: dict[str, int] = {}
-        self.islands: list[dict[str, None]] = [{} for _ in range(n)]
+        #: Each island's ids in the order they joined, each with its fitness.
+        self.islands: list[Roster] = [Roster() for _ in range(n)]
+        #: Per island, its members' code → how many of them have it (migration's duplicate
+        #: check).
+        self._codes: list[dict[str, int]] = [{} for _ in range(n)]
         self.cells: list[dict[str, str]] = [{} for _ in range(n)]
-        self.archive: dict[str, None] = {}
+        #: Per island, its grid as the last checkpoint got it (``None``: changed since).
+        self._cells_state: list[dict[str, str] | None] = [None] * n
+        #: Archived ids in the order they joined, each with its fitness.
+        self.archive: dict[str, float] = {}
         self.best_id: str | None = None
         self.island_best: list[str | None] = [None] * n
         self.generations = [0] * n
@@ -129,6 +140,11 @@ class MapElitesIslandsPopulation(BasePopulation):
         self.scaler = FeatureScaler()
         self._reference: list[str] = []  # ids of the programs whose code is the reference set
         self._reference_code: list[str] = []
+        #: ``_reference_code`` as ``_against_reference`` reads it: (code, length, lines, chars).
+        self._profiles: list[tuple[str, int, int, int]] = []
+        self._profiled: list[str] | None = None
+        #: A bit per character seen (``_char_mask``).
+        self._bits: dict[str, int] = {}
         self._diversity: dict[str, tuple[float, str]] = {}  # code digest -> (value, program id)
         self._frozen: dict[str, float] = {}  # code digest -> value against the full reference
         self._events: list[tuple[str, dict[str, Any]]] = []
@@ -146,6 +162,8 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._global: _Ranking | None = None
         self._fitness: dict[str, float] = {}
         self._settled: dict[str, float] = {}
+        #: Per member, ``_raw_values`` once settled.
+        self._raws: dict[str, tuple[float | None, ...]] = {}
         self._cache_state: dict[str, Any] | None = None
         #: ``_diversity``'s entries as the checkpoint lists them, kept in step with it.
         self._cache_pairs: list[list[Any]] = []
@@ -153,6 +171,10 @@ class MapElitesIslandsPopulation(BasePopulation):
     # -- the population contract -------------------------------------------------------------
     def programs(self) -> Sequence[Program]:
         return list(self._programs.values())
+
+    def member_ids(self) -> Roster:
+        """The members' ids in ``programs()`` order (a live view: read it before a change)."""
+        return self._members
 
     def get(self, program_id: str) -> Program | None:
         return self._programs.get(program_id)
@@ -222,6 +244,12 @@ class MapElitesIslandsPopulation(BasePopulation):
             return ranked[: max(0, n)]
         return [self._programs[pid] for pid in ranking.top(n)]
 
+    def archive_ids(self, island: int) -> tuple[list[str], list[str]]:
+        """The ids of ``archive_members()``, and of those on ``island``."""
+        members, where = self._programs, self._island_of
+        ids = [pid for pid in self.archive if pid in members]
+        return ids, [pid for pid in ids if where[pid] == island]
+
     def archive_members(self) -> list[Program]:
         return [self._programs[pid] for pid in self.archive if pid in self._programs]
 
@@ -257,18 +285,23 @@ class MapElitesIslandsPopulation(BasePopulation):
                     coords.append(0)
                 else:
                     coords.append(self.scaler.bin(dim, self.fitness(program), bins))
-            elif program.metrics.get("validity") == 0:
-                # A failed evaluation reports no metric of the evaluator's own (OpenEvolve drops
-                # such a child with an error): bin 0, the program still recorded as failed.
-                coords.append(0)
             else:
-                raise HarnessError(
-                    f"feature dimension {dim!r} is not a metric of program {program.id} "
-                    f"(metrics: {', '.join(sorted(program.metrics)) or 'none'}); built-in "
-                    f"dimensions are {', '.join(BUILTIN_FEATURES)}: fix "
-                    "population.feature_dimensions or make the evaluator report it"
-                )
+                self._no_such_metric(program, dim)
+                coords.append(0)
         return coords
+
+    @staticmethod
+    def _no_such_metric(program: Program, dim: str) -> None:
+        """A dimension that is neither a metric of ``program`` nor built in: bin 0 for a failed
+        evaluation (it reports no metric of the evaluator's own; OpenEvolve drops such a child
+        with an error: here it is still recorded as failed), else an error."""
+        if program.metrics.get("validity") != 0:
+            raise HarnessError(
+                f"feature dimension {dim!r} is not a metric of program {program.id} "
+                f"(metrics: {', '.join(sorted(program.metrics)) or 'none'}); built-in "
+                f"dimensions are {', '.join(BUILTIN_FEATURES)}: fix "
+                "population.feature_dimensions or make the evaluator report it"
+            )
 
     @staticmethod
     def cell_key(coords: Sequence[int]) -> str:
@@ -289,6 +322,9 @@ class MapElitesIslandsPopulation(BasePopulation):
             return index
         self._cell_index.pop(island, None)
         version = self.scaler.version
+        if settled and (at_rest := self._cells_at_rest(ids)) is not None:
+            self._cell_index[island] = at_rest
+            return at_rest
         measure = self._settled_diversity if settled else None
         cells: dict[str, str] = {}
         built = _CellIndex(version)
@@ -301,6 +337,46 @@ class MapElitesIslandsPopulation(BasePopulation):
         if settled and self.scaler.version == version:  # else computed under moving scales
             self._cell_index[island] = built
         return cells
+
+    def _cells_at_rest(self, ids: Sequence[str]) -> _CellIndex | None:
+        """``nearby_cells``' map built from each member's values (kept: they depend on the
+        program alone) when every one lies within the scaling as it stands, so that observing
+        them, as the reference does, would change nothing; ``None``: some would widen it."""
+        pids, rows = [], []
+        raws, programs = self._raws, self._programs
+        for pid in ids:
+            if pid in programs:
+                values = raws.get(pid)
+                if values is None:
+                    values = raws[pid] = self._raw_values(programs[pid])
+                pids.append(pid)
+                rows.append(values)
+        columns = []
+        for at, dim in enumerate(self.config.feature_dimensions):
+            column = self.scaler.bins_within(dim, [v[at] for v in rows], self.bins[dim])
+            if column is None:
+                return None
+            columns.append(column)
+        keys = ["-".join(map(str, coords)) for coords in zip(*columns, strict=True)]
+        return _CellIndex.of(self.scaler.version, pids, keys)
+
+    def _raw_values(self, program: Program) -> tuple[float | None, ...]:
+        """What ``coordinates`` bins per dimension once values are settled (``None``: bin 0
+        whatever the scaling)."""
+        out: list[float | None] = []
+        for dim in self.config.feature_dimensions:
+            if dim in program.metrics:
+                out.append(self._metric(program, dim))
+            elif dim == "complexity":
+                out.append(float(len(program.code)))
+            elif dim == "diversity":
+                out.append(self._settled_diversity(program))
+            elif dim == "score":
+                out.append(self.fitness(program) if program.metrics else None)
+            else:
+                self._no_such_metric(program, dim)
+                out.append(None)
+        return tuple(out)
 
     def _settled_values(self) -> bool:
         """Whether every coordinate is a function of the program alone (see ``nearby_cells``)."""
@@ -344,6 +420,7 @@ class MapElitesIslandsPopulation(BasePopulation):
     def _place(self, program: Program, island: int) -> None:
         pid = program.id
         self._programs[pid] = program
+        self._members.add(pid, island)
         if self._global is not None:
             self._global.add(program)
         coords = self.coordinates(program)
@@ -359,12 +436,13 @@ class MapElitesIslandsPopulation(BasePopulation):
             if incumbent is not None:
                 if incumbent in self._programs and incumbent in self.archive:
                     del self.archive[incumbent]
-                    self.archive[pid] = None
-                self.islands[island].pop(incumbent, None)
+                    self.archive[pid] = self.fitness(program)
+                self._leave(island, incumbent)
                 self._index_remove(incumbent)
                 displaced = incumbent
             grid[key] = pid
-        self.islands[island][pid] = None
+            self._cells_state[island] = None
+        self._join(island, program)
         self._index_add(island, program, key)
         self._island_of[pid] = island
         self._update_archive(program)
@@ -399,22 +477,22 @@ class MapElitesIslandsPopulation(BasePopulation):
         return self.fitness(a) > self.fitness(b)
 
     def _update_archive(self, program: Program) -> None:
-        if len(self.archive) < self.config.archive_size:
-            self.archive[program.id] = None
+        archive = self.archive
+        if len(archive) < self.config.archive_size:
+            archive[program.id] = self.fitness(program)
             return
-        for stale in [pid for pid in self.archive if pid not in self._programs]:
-            del self.archive[stale]
-        if len(self.archive) < self.config.archive_size:
-            self.archive[program.id] = None
+        if not archive.keys() <= self._programs.keys():
+            for stale in [pid for pid in archive if pid not in self._programs]:
+                del archive[stale]
+        if len(archive) < self.config.archive_size:
+            archive[program.id] = self.fitness(program)
             return
-        members = self.archive_members()
-        if not members:
-            self.archive[program.id] = None
-            return
-        worst = min(members, key=self.fitness)
+        # ``min(self.archive_members(), key=self.fitness)``: every id left is a member's, in
+        # archive order, with its fitness.
+        worst = self._programs[min(archive, key=archive.__getitem__)]
         if self._better(program, worst) and worst.id != program.id:
-            del self.archive[worst.id]
-            self.archive[program.id] = None
+            del archive[worst.id]
+            archive[program.id] = self.fitness(program)
 
     def _update_best(self, program: Program) -> None:
         if self.best_id is None or self.best_id not in self._programs:
@@ -476,11 +554,12 @@ class MapElitesIslandsPopulation(BasePopulation):
         for pid in doomed:
             self._remove_member(pid)
             del self._island_of[pid]
-            for grid in self.cells:
+            for at, grid in enumerate(self.cells):
                 for key in [k for k, owner in grid.items() if owner == pid]:
                     del grid[key]
-            for island in self.islands:
-                island.pop(pid, None)
+                    self._cells_state[at] = None
+            for at in range(len(self.islands)):
+                self._leave(at, pid)
             self._index_remove(pid)
             self.archive.pop(pid, None)
         self._cleanup_island_bests()
@@ -507,8 +586,25 @@ class MapElitesIslandsPopulation(BasePopulation):
         elite = [pid for pid in ranking.ids() if pid not in protected and pid in owners]
         return plain + elite[: excess - len(plain)]
 
+    def _join(self, island: int, program: Program) -> None:
+        roster = self.islands[island]
+        if program.id not in roster:
+            roster.add(program.id, self.fitness(program))
+            codes = self._codes[island]
+            codes[program.code] = codes.get(program.code, 0) + 1
+
+    def _leave(self, island: int, pid: str) -> None:
+        if self.islands[island].discard(pid):
+            codes = self._codes[island]
+            code = self._known[pid].code
+            if codes[code] == 1:
+                del codes[code]
+            else:
+                codes[code] -= 1
+
     def _remove_member(self, pid: str) -> None:
         del self._programs[pid]
+        self._members.discard(pid)
         if self._global is not None:
             self._global.remove(pid)
 
@@ -523,6 +619,8 @@ class MapElitesIslandsPopulation(BasePopulation):
         return float(value)
 
     def _diversity_of(self, program: Program) -> float:
+        if self._settled_values():  # the cache's contents decide no value any more
+            return self._settled_diversity(program)
         digest = _digest(program.code)
         cached = self._diversity.get(digest)
         if cached is not None:
@@ -552,8 +650,33 @@ class MapElitesIslandsPopulation(BasePopulation):
         return value
 
     def _against_reference(self, code: str) -> float:
-        scores = [fast_diversity(code, ref) for ref in self._reference_code if ref != code]
+        """The mean ``fast_diversity`` of ``code`` against the reference set (codes equal to
+        it left out), with each reference code's length, lines and characters counted once:
+        the characters as a bit mask, so that the size of two codes' symmetric difference of
+        characters is the popcount of their masks' xor."""
+        if self._profiled is not self._reference_code:
+            self._profiles = [
+                (r, len(r), r.count("\n"), self._char_mask(r)) for r in self._reference_code
+            ]
+            self._profiled = self._reference_code
+        size, lines, chars = len(code), code.count("\n"), self._char_mask(code)
+        scores = [
+            abs(size - n) * 0.1 + abs(lines - k) * 10 + (chars ^ c).bit_count() * 0.5
+            for ref, n, k, c in self._profiles
+            if ref != code
+        ]
         return sum(scores) / len(scores) if scores else 0.0
+
+    def _char_mask(self, code: str) -> int:
+        """The set of ``code``'s characters as bits (one per character, given as first seen)."""
+        bits = self._bits
+        mask = 0
+        for char in set(code):
+            bit = bits.get(char)
+            if bit is None:
+                bit = bits[char] = 1 << len(bits)
+            mask |= bit
+        return mask
 
     def _refresh_reference(self) -> None:
         everyone = list(self._programs.values())
@@ -593,12 +716,11 @@ class MapElitesIslandsPopulation(BasePopulation):
         n = len(self.islands)
         if n >= 2:
             for i in range(n):
-                members = self.island_members(i)
-                if not members:
+                size = self.island_size(i)
+                if not size:
                     continue
-                members.sort(key=self.fitness, reverse=True)
-                count = max(1, int(len(members) * self.config.migration_rate))
-                for source in members[:count]:
+                count = max(1, int(size * self.config.migration_rate))
+                for source in self.island_top(i, count):
                     for target in ((i + 1) % n, (i - 1) % n):
                         moves.append(self._migrate_one(step, source.id, i, target))
         self.last_migration = max(self.generations)
@@ -617,7 +739,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         if program is None or program.metadata.get("migrant"):
             return {}
         move: dict[str, Any] = {"program": pid, "from": source, "to": target}
-        if any(p.code == program.code for p in self.island_members(target)):
+        if program.code in self._codes[target]:
             return {**move, "skipped": "identical code on the target island"}
         copy = step.new_program(program, metadata={"island": target, "migrant": True})
         self._known[copy.id] = copy
@@ -626,11 +748,16 @@ class MapElitesIslandsPopulation(BasePopulation):
 
     # -- checkpoint -----------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
+        """The members, their islands and each island's members are lists of chunks
+        (:class:`~scaffolds.openevolve.roster.Roster`); a checkpoint written before they were
+        (flat ``members``, ``island_of`` and ``islands``) still loads."""
         return {
-            "members": list(self._programs),
-            "island_of": _pick(self._island_of, self._programs),
-            "islands": [list(island) for island in self.islands],
-            "cells": [dict(grid) for grid in self.cells],
+            "member_chunks": self._members.id_chunks(),
+            "island_of_chunks": self._members.value_chunks(),
+            "member_layout": self._members.layout(),
+            "island_chunks": [island.id_chunks() for island in self.islands],
+            "island_layouts": [island.layout() for island in self.islands],
+            "cells": [self._grid_state(i) for i in range(len(self.cells))],
             "archive": list(self.archive),
             "best": self.best_id,
             "island_best": list(self.island_best),
@@ -641,6 +768,13 @@ class MapElitesIslandsPopulation(BasePopulation):
             **self._cache_dict(),
             "rng": rng_state(self.rng),
         }
+
+    def _grid_state(self, island: int) -> dict[str, str]:
+        """Island ``island``'s grid as a checkpoint holds it: the same dict until it changes."""
+        state = self._cells_state[island]
+        if state is None:
+            state = self._cells_state[island] = dict(self.cells[island])
+        return state
 
     def _cache_dict(self) -> dict[str, Any]:
         """The diversity cache's part of the state, built again only after it changed (the
@@ -655,11 +789,32 @@ class MapElitesIslandsPopulation(BasePopulation):
     def load_state_dict(self, state: Mapping[str, Any], programs: Mapping[str, Program]) -> None:
         self._cache_state = None
         self._known = dict(programs)
-        self._programs = {pid: programs[pid] for pid in state["members"]}
-        self._island_of = dict(zip(state["members"], state["island_of"], strict=True))
-        self.islands = [dict.fromkeys(island) for island in state["islands"]]
+        self._fitness.clear()
+        if "member_chunks" in state:
+            self._members = Roster.restore(
+                state["member_chunks"], state["island_of_chunks"], state.get("member_layout")
+            )
+            island_chunks = state["island_chunks"]
+            layouts = state.get("island_layouts") or [None] * len(island_chunks)
+        else:  # a checkpoint from before the chunks: flat lists
+            members = state["members"]
+            self._members = Roster(zip(members, state["island_of"], strict=True))
+            island_chunks = [[ids] for ids in state["islands"]]
+            layouts = [None] * len(island_chunks)
+        self._programs = {pid: programs[pid] for pid in self._members}
+        self._island_of = dict(self._members.items())
+        self.islands = []
+        self._codes = []
+        for chunks, layout in zip(island_chunks, layouts, strict=True):
+            values = [[self.fitness(programs[pid]) for pid in chunk] for chunk in chunks]
+            self.islands.append(Roster.restore(chunks, values, layout))
+            self._codes.append(dict(Counter(programs[pid].code for pid in self.islands[-1])))
         self.cells = [dict(grid) for grid in state["cells"]]
-        self.archive = dict.fromkeys(state["archive"])
+        self._cells_state = [None] * len(self.cells)
+        nan = float("nan")  # an id of no stored program: not a member, dropped before use
+        self.archive = {
+            pid: self.fitness(programs[pid]) if pid in programs else nan for pid in state["archive"]
+        }
         self.best_id = state["best"]
         self.island_best = list(state["island_best"])
         self.generations = [int(g) for g in state["generations"]]
@@ -683,8 +838,8 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._cell_index.clear()
         self._rankings.clear()
         self._global = None
-        self._fitness.clear()
         self._settled.clear()
+        self._raws.clear()
 
 
 class _CellIndex(Mapping[str, str]):
@@ -695,6 +850,20 @@ class _CellIndex(Mapping[str, str]):
         self.version = version
         self._key_of: dict[str, str] = {}
         self._members: dict[str, dict[str, None]] = {}
+
+    @classmethod
+    def of(cls, version: int, pids: Sequence[str], keys: Sequence[str]) -> _CellIndex:
+        """The index of ``pids`` (distinct, in island order) in cells ``keys``."""
+        index = cls(version)
+        index._key_of = dict(zip(pids, keys, strict=True))
+        members = index._members
+        for pid, key in zip(pids, keys, strict=True):
+            cell = members.get(key)
+            if cell is None:
+                members[key] = {pid: None}
+            else:
+                cell[pid] = None
+        return index
 
     def add(self, pid: str, key: str) -> None:
         self.remove(pid)
@@ -711,6 +880,10 @@ class _CellIndex(Mapping[str, str]):
 
     def __getitem__(self, key: str) -> str:
         return next(reversed(self._members[key]))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        members = self._members.get(key)
+        return default if members is None else next(reversed(members))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._members)
@@ -763,12 +936,3 @@ class _Ranking:
     def ids(self) -> Iterator[str]:
         """Every id in rank order (do not change the ranking while iterating)."""
         return (pid for _, _, pid in self._entries)
-
-
-def _pick(values: Mapping[str, Any], keys: Iterable[str]) -> list[Any]:
-    """``[values[k] for k in keys]``, in C."""
-    keys = list(keys)
-    if not keys:
-        return []
-    picked = operator.itemgetter(*keys)(values)
-    return [picked] if len(keys) == 1 else list(picked)

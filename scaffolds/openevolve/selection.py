@@ -54,6 +54,7 @@ from harness.core.rng import rng_from_state, rng_state
 from harness.core.selection import BaseSelectionPolicy
 from harness.core.validation import StrictModel
 from scaffolds.openevolve.population import MapElitesIslandsPopulation
+from scaffolds.openevolve.roster import Roster, Without
 
 __all__ = ["ThreeTierConfig", "ThreeTierPolicy"]
 
@@ -269,45 +270,50 @@ class ThreeTierPolicy(BaseSelectionPolicy):
             return self._archive_for(LEGACY_ISLAND, fallback_weighted=False), "exploitation"
         return self._uniform_all(), "random"
 
+    # A roster is a sequence of ids: the RNG reads only the positions it draws, and draws what
+    # it would from the list of the island's members.
     def _uniform_all(self) -> Program:
-        return self.rng.choice(list(self.population.programs()))
+        pop = self.population
+        return pop.lookup(self.rng.choice(pop.member_ids()))
 
     def _uniform_island(self, island: int) -> Program:
-        members = self.population.island_members(island)
+        pop = self.population
+        members = pop.islands[island]
         if not members:  # only the legacy path reaches an empty island; see the README
             return self._uniform_all()
-        return self.rng.choice(members)
+        return pop.lookup(self.rng.choice(members))
 
     def _archive_for(self, island: int, *, fallback_weighted: bool) -> Program:
         pop = self.population
-        archived = pop.archive_members()
+        archived, here = pop.archive_ids(island)  # archive_members' ids; those on the island
         if not archived:
             if fallback_weighted:
                 return self._weighted_island(island)
             return self._uniform_island(island)
-        here = [p for p in archived if pop.island_of(p.id) == island]
-        return self.rng.choice(here or archived)
+        return pop.lookup(self.rng.choice(here or archived))
 
     def _weighted_island(self, island: int) -> Program:
         pop = self.population
-        members = pop.island_members(island)
+        members = pop.islands[island]
         if not members:
             return self._uniform_all()
         if len(members) == 1:
-            return members[0]
-        weights = [max(pop.fitness(p), 0.001) for p in members]
+            return pop.lookup(members[0])
+        # max(fitness, 0.001) (a NaN stays NaN, as max keeps its first argument); the roster's
+        # values are its members' fitness.
+        weights = [0.001 if f < 0.001 else f for f in members.values()]
         total = sum(weights)
         if total > 0:
             weights = [w / total for w in weights]
         else:
             weights = [1.0 / len(members)] * len(members)
-        return self.rng.choices(members, weights=weights, k=1)[0]
+        return pop.lookup(self.rng.choices(members, weights=weights, k=1)[0])
 
     # -- inspirations ---------------------------------------------------------------------------
     def _inspirations(self, parent: Program, island: int, kinds: list[str]) -> list[Program]:
         pop = self.population
         n = self.config.num_inspirations
-        ids = list(pop.islands[island])
+        ids = pop.islands[island]
         size = pop.island_size(island)
         if not size:
             return []
@@ -325,7 +331,7 @@ class ThreeTierPolicy(BaseSelectionPolicy):
             extra = self._nearby(parent, island, ids, chosen, n - len(chosen), kinds)
             if len(chosen) + len(extra) < n:
                 taken = {parent.id, *(p.id for p in chosen), *(p.id for p in extra)}
-                free = [pid for pid in ids if pid not in taken and pid in pop]
+                free = Without(ids, taken)  # every id on an island is a member
                 if free:
                     picked = self.rng.sample(free, min(n - len(chosen) - len(extra), len(free)))
                     extra.extend(pop.get(pid) or parent for pid in picked)
@@ -338,7 +344,7 @@ class ThreeTierPolicy(BaseSelectionPolicy):
         self,
         parent: Program,
         island: int,
-        ids: list[str],
+        ids: Roster,
         chosen: list[Program],
         slots: int,
         kinds: list[str],

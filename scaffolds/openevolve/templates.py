@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import re
 import string
-from collections.abc import Mapping
-from functools import cache
+from collections.abc import Callable, Mapping
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +96,57 @@ class _Formatter(string.Formatter):
 
 _FORMAT = _Formatter()
 
+#: A compiled text: (literal, field name or ``None``, format spec, conversion) per part.
+_Parts = tuple[tuple[str, str | None, str, str | None], ...]
+_CONVERT: dict[str | None, Callable[[Any], Any]] = {
+    None: lambda v: v,
+    "s": str,
+    "r": repr,
+    "a": ascii,
+}
+
+
+@lru_cache(maxsize=1024)
+def _compiled(text: str) -> _Parts | None:
+    """``text`` parsed once; ``None`` when ``_FORMAT`` must fill it (a field in a format spec,
+    a conversion ``str.format`` refuses, a name that is not a plain one: its own errors)."""
+    try:
+        parts = tuple(string.Formatter().parse(text))
+    except ValueError:
+        return None
+    for _, name, spec, conversion in parts:
+        if name is not None and (
+            not name.isidentifier()
+            or any(brace in (spec or "") for brace in "{}")
+            or conversion not in _CONVERT
+        ):
+            return None
+    return tuple((lit, name, spec or "", conv) for lit, name, spec, conv in parts)
+
+
+def _fill(text: str, values: Mapping[str, Any]) -> str:
+    """``_FORMAT.vformat(text, (), values)``, from the parsed text (``string.Formatter`` parses
+    and fills in Python on every call)."""
+    parts = _compiled(text)
+    if parts is None:
+        return _FORMAT.vformat(text, (), values)
+    if len(parts) == 1 and parts[0][1] is None:  # no field
+        return parts[0][0]
+    out = []
+    for literal, name, spec, conversion in parts:
+        out.append(literal)
+        if name is not None:
+            out.append(format(_CONVERT[conversion](values[name]), spec))
+    return "".join(out)
+
+
+@lru_cache(maxsize=256)
+def _fence_fields(text: str) -> tuple[str, tuple[str, ...]]:
+    """``text`` with each fenced program field replaced by ``{_fenced_<field>}``, and those
+    fields in order."""
+    names = tuple(m.group(1) for m in _FENCED.finditer(text))
+    return _FENCED.sub(lambda m: "{_fenced_" + m.group(1) + "}", text), names
+
 
 def _fields(text: str) -> set[str]:
     out = set()
@@ -169,7 +220,7 @@ class TemplateSet:
                 )
 
     def fragment(self, name: str, **values: Any) -> str:
-        return _FORMAT.vformat(self.fragments.get(name, ""), (), values)
+        return _fill(self.fragments.get(name, ""), values)
 
     def render(self, name: str, rng: Any = None, **values: Any) -> str:
         """Template ``name`` filled with ``values``; programs are fenced so they cannot close
@@ -180,14 +231,10 @@ class TemplateSet:
                 if f"{{{key}}}" in text:
                     text = text.replace(f"{{{key}}}", rng.choice(options))
         language = str(values.get("language", ""))
-
-        def fence(match: re.Match[str]) -> str:
-            key = f"_fenced_{match.group(1)}"
-            values[key] = fenced(str(values.get(match.group(1), "")), language)
-            return "{" + key + "}"
-
-        text = _FENCED.sub(fence, text)
-        return _FORMAT.vformat(text, (), values)
+        text, names = _fence_fields(text)
+        for field in names:
+            values[f"_fenced_{field}"] = fenced(str(values.get(field, "")), language)
+        return _fill(text, values)
 
 
 def _syntax(text: str, where: str) -> set[str]:
