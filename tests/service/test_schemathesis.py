@@ -100,6 +100,7 @@ class HubWorkflow(schema.as_state_machine()):  # type: ignore[misc]
 
 
 TestHubWorkflow = HubWorkflow.TestCase
+TestHubWorkflow.pytestmark = [pytest.mark.slow]  # ≈5 s of stateful fuzzing
 TestHubWorkflow.settings = settings(
     max_examples=60,
     stateful_step_count=8,
