@@ -82,10 +82,9 @@ class Runtime:
         self._cluster_slot: SharedSlot | None = None
         self._transports: dict[tuple[Any, ...], Transport] = {}
         self._servers: dict[str, OfflineServer] = {}
-        self._lock: asyncio.Lock | None = None
-        #: The LLM side's own lock: the sandbox's (held while the start-up canaries run) must
-        #: not hold up the client's set-up, which runs meanwhile.
-        self._llm_lock: asyncio.Lock | None = None
+        #: The sandbox side's lock and the LLM side's: the sandbox's is held while the start-up
+        #: canaries run, and must not hold up the client's set-up, which runs meanwhile.
+        self._locks = {"sandbox": asyncio.Lock(), "llm": asyncio.Lock()}
         self._canaries_passed = False
         self.canary_runs = 0
         #: The start-up canaries' results from a run's first zygote container (armed by
@@ -97,19 +96,10 @@ class Runtime:
         self.session_backends = 0
         self._closed = False
 
-    def _guard(self) -> asyncio.Lock:
+    def _guard(self, side: str = "sandbox") -> asyncio.Lock:
         if self._closed:
             raise RuntimeError("the shared runtime is closed")
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        return self._lock
-
-    def _llm_guard(self) -> asyncio.Lock:
-        if self._closed:
-            raise RuntimeError("the shared runtime is closed")
-        if self._llm_lock is None:
-            self._llm_lock = asyncio.Lock()
-        return self._llm_lock
+        return self._locks[side]
 
     # -- sandbox ------------------------------------------------------------------------------
     async def canaries(self) -> None:
@@ -283,7 +273,7 @@ class Runtime:
         self, settings: ResolvedLLM, *, rng: random.Random, meter: UsageMeter
     ) -> LLMClient:
         """A run's client (its own RNG and meter) over the endpoint's shared HTTP client."""
-        async with self._llm_guard():
+        async with self._guard("llm"):
             if settings.provider == "offline":
                 key = f"{settings.offline.seed}:{settings.offline.faults!r}"
                 server = self._servers.get(key)
