@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import resource
 import shutil
 import sqlite3
@@ -161,7 +162,31 @@ def galapagos_run(
         rows = db.execute("SELECT result FROM evaluations").fetchall()
     out["evaluations"] = len(rows)
     out["stages"] = sum(len(json.loads(row[0]).get("stages") or [None]) for row in rows)
+    out["eval_s"] = sum(_eval_seconds(json.loads(row[0])) for row in rows)
     return out
+
+
+def _eval_seconds(result: dict[str, Any]) -> float:
+    """The time an evaluation's stages took, as measured where the evaluator ran (in the
+    container: from the job's start to its answer)."""
+    stages = result.get("stages") or []
+    timed = [s.get("duration_s") for s in stages if isinstance(s.get("duration_s"), int | float)]
+    if timed:
+        return float(sum(timed))
+    return float(result.get("duration_s") or 0.0)
+
+
+#: A peer's log line for one program's evaluation (every cascade stage included):
+#: ``Evaluated program <id> in 0.12s: …`` (OpenEvolve 0.4.0 and SkyDiscover 0.1.0 alike).
+_PEER_EVALUATED = re.compile(r"Evaluated program \S+ in ([0-9.]+)s")
+
+
+def _peer_eval_s(out_dir: Path) -> float | None:
+    """The seconds a peer's evaluator spent, summed from its own log (None: no log)."""
+    logs = list(out_dir.rglob("*.log"))
+    if not logs:
+        return None
+    return sum(float(m.group(1)) for log in logs for m in _PEER_EVALUATED.finditer(log.read_text()))
 
 
 def _best_of(out_dir: Path) -> float | None:
@@ -197,6 +222,7 @@ def openevolve_run(
     ]  # fmt: skip
     out = timed(cmd, env_for(api_base), cwd=work)
     out["best"] = _best_of(path.with_suffix(""))
+    out["eval_s"] = _peer_eval_s(path.with_suffix(""))
     return out
 
 
@@ -221,6 +247,7 @@ def skydiscover_run(
     ]  # fmt: skip
     out = timed(cmd, env_for(api_base), cwd=work)
     out["best"] = _best_of(path.with_suffix(""))
+    out["eval_s"] = _peer_eval_s(path.with_suffix(""))
     return out
 
 
@@ -396,6 +423,30 @@ def compare_e2e(args: argparse.Namespace, report: Report, label: str) -> float |
         label, "Galapagos wall / SkyDiscover", wall["galapagos"], "s",
         ratio=wall["galapagos"] / sd if sd else None, goal=0.5,
     )  # fmt: skip
+    # The search path sets how many cascade stages run (the programs each one finds), so the
+    # wall above depends on it; what each harness adds around its evaluations does not: the
+    # wall minus the time the evaluator itself spent (Galapagos: the stages' own times in the
+    # container; the peers: the times their logs give for each program).
+    outside = {
+        k: statistics.median(r["wall_s"] - r["eval_s"] for r in v)
+        for k, v in results.items()
+        if v and all(r.get("eval_s") is not None for r in v)
+    }
+    evals = {
+        k: statistics.median(r["eval_s"] for r in v) for k, v in results.items() if k in outside
+    }
+    for name in ("openevolve", "skydiscover"):
+        report.row(label, f"{name} time in evaluation (its log)", evals.get(name), "s")
+        report.row(label, f"{name} wall outside evaluation", outside.get(name), "s")
+    g_out = outside.get("galapagos")
+    report.row(label, "Galapagos time in evaluation (stages, in the container)",
+               evals.get("galapagos"), "s")  # fmt: skip
+    for name, title in (("openevolve", "OpenEvolve"), ("skydiscover", "SkyDiscover")):
+        peer = outside.get(name)
+        report.row(
+            label, f"Galapagos wall outside evaluation / {title}", g_out, "s",
+            ratio=g_out / peer if g_out is not None and peer else None,
+        )  # fmt: skip
     report.row(label, "OpenEvolve CPU (process tree)", cpu.get("openevolve"), "s")
     report.row(label, "SkyDiscover CPU (process tree)", cpu.get("skydiscover"), "s")
     report.row(
