@@ -136,12 +136,15 @@ def template_env(*folders: str | Path) -> jinja2.Environment:
     """The environment every prompt template renders in: sandboxed and immutable (no access
     to Python internals, no mutation of what it is given), plain text, strict about undefined
     names, with the ``fenced`` filter.  Templates of ``folders`` are searched in order; each
-    is checked once, when first loaded, for attribute access to private names."""
+    is checked once, when first loaded, for attribute access to private names, and then kept:
+    a template file edited while a run goes on does not change its later prompts (nor is its
+    file looked at again for every prompt)."""
     env = jinja2.sandbox.ImmutableSandboxedEnvironment(
         loader=_CheckedLoader([str(f) for f in folders]),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,  # noqa: S701 - plain-text prompts, not HTML
+        auto_reload=False,
     )
     # ``{{ code | fenced(language) }}``: a fence longer than any backtick line in the code.
     env.filters["fenced"] = fenced

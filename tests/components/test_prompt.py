@@ -4,9 +4,13 @@ previous attempts are found walking back from the newest member."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
+
+import pytest
 
 from harness.components.population import InMemoryPopulation
-from harness.components.prompt import DefaultPromptBuilder, previous_attempts
+from harness.components.prompt import DefaultPromptBuilder, DefaultPromptConfig, previous_attempts
+from harness.core.errors import ConfigError
 from harness.core.population import ReadOnlyPopulation
 from harness.core.prompt import PromptContext
 from harness.core.records import Attempt, Program, Selection, TaskInfo
@@ -93,3 +97,16 @@ def test_previous_attempts_walk_back_from_the_newest_as_a_full_scan_would() -> N
             )
             got = [p.id for p in previous_attempts(view)]
             assert got == _previous_by_scan(list(population.programs()))
+
+
+def test_a_template_edited_during_a_run_does_not_change_its_later_prompts(tmp_path: Path) -> None:
+    folder = tmp_path / "tpl"
+    folder.mkdir()
+    (folder / "system.j2").write_text("first wording\n")
+    builder = DefaultPromptBuilder(DefaultPromptConfig(template_dir=str(folder)))
+    assert builder.system_message().strip() == "first wording"
+    (folder / "system.j2").write_text("{{ cycler.__init__ }} edited\n")  # and would be refused
+    assert builder.system_message().strip() == "first wording"
+    # A new builder (a new run) reads the file again, and checks it again.
+    with pytest.raises(ConfigError, match="refused"):
+        DefaultPromptBuilder(DefaultPromptConfig(template_dir=str(folder)))
