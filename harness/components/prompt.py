@@ -58,6 +58,8 @@ _OUT_OF_ORDER = 64
 
 def _combined_score(program: Program) -> float | None:
     value = program.metrics.get("combined_score")
+    if type(value) is float:  # the usual case, without the ABC check (~100 programs a prompt)
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
     return float(value)
