@@ -32,6 +32,9 @@ class Roster(Sequence[Any]):
         self._chunks: dict[int, tuple[list[Any], list[Any]]] = {}
         #: Chunks whose lists were handed out since they last changed: copied before a change.
         self._shared: set[int] = set()
+        #: Per chunk, each id's position in it (built when ``index`` asks; dropped when an id
+        #: leaves the chunk).
+        self._positions: dict[int, dict[Any, int]] = {}
         self._arrivals = 0
         #: ``id_chunks``, ``value_chunks`` and ``layout`` as last handed out (``None``: changed
         #: since): an unchanged roster hands out the same lists.
@@ -61,6 +64,9 @@ class Roster(Sequence[Any]):
         if k not in self._chunks:
             self._chunks[k] = ([], [])
         ids, values = self._writable(k)
+        positions = self._positions.get(k)
+        if positions is not None:
+            positions[key] = len(ids)
         ids.append(key)
         values.append(value)
         self._chunk_of[key] = k
@@ -71,7 +77,8 @@ class Roster(Sequence[Any]):
         if k is None:
             return False
         ids, values = self._writable(k)
-        at = ids.index(key)
+        positions = self._positions.pop(k, None)
+        at = positions[key] if positions is not None else ids.index(key)
         del ids[at]
         del values[at]
         if not ids:
@@ -86,6 +93,7 @@ class Roster(Sequence[Any]):
         self._chunk_of.clear()
         self._chunks.clear()
         self._shared.clear()
+        self._positions.clear()
         self._arrivals = 0
         for key, value in items:
             self.add(key, value)
@@ -132,7 +140,11 @@ class Roster(Sequence[Any]):
             if kk == k:
                 break
             offset += len(ids)
-        at = offset + self._chunks[k][0].index(key)
+        positions = self._positions.get(k)
+        if positions is None:
+            chunk = self._chunks[k][0]
+            positions = self._positions[k] = {key: at for at, key in enumerate(chunk)}
+        at = offset + positions[key]
         if at < start or (stop is not None and at >= stop):
             raise ValueError(f"{key!r} is not in the roster's range")
         return at
