@@ -349,7 +349,7 @@ class MapElitesIslandsPopulation(BasePopulation):
 
     @staticmethod
     def cell_key(coords: Sequence[int]) -> str:
-        return "-".join(str(c) for c in coords)
+        return "-".join(map(str, coords))
 
     def nearby_cells(self, island: int, ids: Sequence[str]) -> Mapping[str, str]:
         """Cell → owner over the members ``ids`` of ``island`` (in island order, the last of a
