@@ -182,6 +182,9 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._archived: list[str] | None = None
         self._archived_here: dict[int, list[str]] = {}
         self._worst_archived: str | None = None
+        self._uses_diversity = "diversity" in dims
+        #: The reference set is full and no value computed before it was is cached.
+        self._reference_settled = False
 
     # -- the population contract -------------------------------------------------------------
     def programs(self) -> Sequence[Program]:
@@ -423,11 +426,15 @@ class MapElitesIslandsPopulation(BasePopulation):
         return tuple(out)
 
     def _settled_values(self) -> bool:
-        """Whether every coordinate is a function of the program alone (see ``nearby_cells``)."""
-        if "diversity" not in self.config.feature_dimensions:
+        """Whether every coordinate is a function of the program alone (see ``nearby_cells``).
+        The reference set full and no stale value cached stays so (neither changes once it
+        is: ``_diversity_of``), so that part is remembered until a checkpoint is loaded."""
+        if not self._uses_diversity:
             return True
-        full = len(self._reference) >= self.config.diversity_reference_size
-        return full and not self._stale and len(self._programs) >= 2
+        if not self._reference_settled:
+            full = len(self._reference) >= self.config.diversity_reference_size
+            self._reference_settled = full and not self._stale
+        return self._reference_settled and len(self._programs) >= 2
 
     def _settled_diversity(self, program: Program) -> float:
         """``_diversity_of`` once values are settled: what it returns, without touching its
@@ -899,6 +906,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._raws.clear()
         self._coords.clear()
         self._archive_changed()
+        self._reference_settled = False
 
 
 class _CellIndex(Mapping[str, str]):
