@@ -38,7 +38,9 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
 
 
-_ENCODER = json.JSONEncoder(separators=(",", ":"), default=_json_default)
+#: No check for circular containers (a set of ids per container: ~15% of the time): the values
+#: are JSON data; one that contains itself still fails, with a ``RecursionError``.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=_json_default, check_circular=False)
 
 
 class Connection:
