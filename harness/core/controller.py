@@ -69,6 +69,7 @@ from harness.core._iteration import (
     Meter,
     program_id,
 )
+from harness.core.block import Block
 from harness.core.config import GeneralConfig
 from harness.core.errors import (
     BudgetExhausted,
@@ -521,8 +522,12 @@ class Controller:
         buffer.programs.append(program)
 
     async def _hooks(self, hook: str, step: IterationStep, *args: Any) -> None:
-        """Run ``hook`` of every block in order; an LLM error skips that block's hook."""
+        """Run ``hook`` of every block in order; an LLM error skips that block's hook.  A hook
+        a block leaves as ``Block``'s (a no-op) is not called."""
+        noop = getattr(Block, hook)
         for slot, block in self.scaffold.blocks():
+            if getattr(type(block), hook, None) is noop:
+                continue
             try:
                 await getattr(block, hook)(step, *args)
             except LLMError as exc:

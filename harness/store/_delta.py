@@ -45,11 +45,16 @@ def diff(old: Any, new: Any) -> dict[str, Any] | None:
 
 
 def _diff_dict(old: dict[Any, Any], new: dict[Any, Any]) -> dict[str, Any] | None:
-    removed = old.keys() - new.keys()
-    kept = [k for k in old if k not in removed] if removed else list(old)
     keys = list(new)
-    if keys[: len(kept)] != kept:  # the order of the kept keys changed: whole
-        return {"~": "=", "v": new}
+    kept = list(old)
+    if keys == kept:  # the same keys in the same order (the common case)
+        removed: set[Any] | Any = ()
+    else:
+        removed = old.keys() - new.keys()
+        if removed:
+            kept = [k for k in kept if k not in removed]
+        if keys[: len(kept)] != kept:  # the order of the kept keys changed: whole
+            return {"~": "=", "v": new}
     changed: dict[Any, Any] = {}
     for key in kept:
         value, before = new[key], old[key]
@@ -70,10 +75,12 @@ def _diff_list(old: Any, new: Any) -> dict[str, Any] | None:
     new = new if isinstance(new, list) else list(new)
     n, m = len(old), len(new)
     if n == m:
-        if old == new:
-            return None
-        if old[:-1] == new[:-1]:  # the last item (an RNG's position, a growing tail)
-            return {"~": "i", "s": {n - 1: diff(old[-1], new[-1])}}
+        if old[:-1] == new[:-1]:
+            last, before = new[-1] if n else None, old[-1] if n else None
+            if last is before or last == before:  # (as ``==`` of the lists compares items)
+                return None
+            # the last item only (an RNG's position, a growing tail)
+            return {"~": "i", "s": {n - 1: diff(before, last)}}
     elif m > n and new[:n] == old:
         return {"~": "l", "d": 0, "t": new[n:]}
     if n and m:
@@ -83,7 +90,11 @@ def _diff_list(old: Any, new: Any) -> dict[str, Any] | None:
         if start > 0 and m >= n - start and new[: n - start] == old[start:]:
             return {"~": "l", "d": start, "t": new[n - start :]}
     if n == m and n <= _SHORT:
-        changed = {i: node for i in range(n) if (node := diff(old[i], new[i])) is not None}
+        changed = {
+            i: node
+            for i, (a, b) in enumerate(zip(old, new, strict=True))
+            if a is not b and (node := diff(a, b)) is not None
+        }
         return {"~": "i", "s": changed}
     prefix = _common(old, new, n, m, from_end=False)
     suffix = _common(old, new, n - prefix, m - prefix, from_end=True)

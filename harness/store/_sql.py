@@ -25,7 +25,9 @@ CommitListener = Callable[[str, str], None]
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), default=_json_default)
+    """``json.dumps(value, separators=(",", ":"), default=...)``, through one encoder made once
+    (``json.dumps`` with any option builds a new one per call)."""
+    return _ENCODER.encode(value)
 
 
 def _json_default(value: Any) -> Any:
@@ -34,6 +36,11 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, set | frozenset | tuple):
         return list(value)
     raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
+
+
+#: No check for circular containers (a set of ids per container: ~15% of the time): the values
+#: are JSON data; one that contains itself still fails, with a ``RecursionError``.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=_json_default, check_circular=False)
 
 
 class Connection:

@@ -98,6 +98,12 @@ def _digest(code: str) -> str:
     return hashlib.blake2b(code.encode(), digest_size=8).hexdigest()
 
 
+def _weight(fitness: float) -> float:
+    """A program's weight in the weighted tier: ``max(fitness, 0.001)`` (a NaN stays NaN, as
+    ``max`` keeps its first argument)."""
+    return 0.001 if fitness < 0.001 else fitness
+
+
 @block(
     "map_elites_islands",
     "Per-island MAP-Elites grids (one elite per cell), a global elite archive, a population cap "
@@ -123,7 +129,8 @@ class MapElitesIslandsPopulation(BasePopulation):
         #: The members in ``_programs``' order, each with its island (the checkpoint's lists).
         self._members = Roster()
         self._island_of: dict[str, int] = {}
-        #: Each island's ids in the order they joined, each with its fitness.
+        #: Each island's ids in the order they joined, each with its weight in the weighted tier
+        #: (``_weight``: its fitness, at least 0.001).
         self.islands: list[Roster] = [Roster() for _ in range(n)]
         #: Per island, its members' code → how many of them have it (migration's duplicate
         #: check).
@@ -167,6 +174,17 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._cache_state: dict[str, Any] | None = None
         #: ``_diversity``'s entries as the checkpoint lists them, kept in step with it.
         self._cache_pairs: list[list[Any]] = []
+        #: Per program, its coordinates and the scaling's version they were computed under, once
+        #: values are settled (observing them again under that version changes nothing).
+        self._coords: dict[str, tuple[int, list[int]]] = {}
+        #: ``archive_ids``' lists and the archive's worst member, while the archive and the
+        #: islands of its members stay as they are (``_archive_changed`` drops them).
+        self._archived: list[str] | None = None
+        self._archived_here: dict[int, list[str]] = {}
+        self._worst_archived: str | None = None
+        self._uses_diversity = "diversity" in dims
+        #: The reference set is full and no value computed before it was is cached.
+        self._reference_settled = False
 
     # -- the population contract -------------------------------------------------------------
     def programs(self) -> Sequence[Program]:
@@ -245,10 +263,23 @@ class MapElitesIslandsPopulation(BasePopulation):
         return [self._programs[pid] for pid in ranking.top(n)]
 
     def archive_ids(self, island: int) -> tuple[list[str], list[str]]:
-        """The ids of ``archive_members()``, and of those on ``island``."""
-        members, where = self._programs, self._island_of
-        ids = [pid for pid in self.archive if pid in members]
-        return ids, [pid for pid in ids if where[pid] == island]
+        """The ids of ``archive_members()``, and of those on ``island`` (kept until the archive
+        or one of its members changes: never change the lists)."""
+        ids = self._archived
+        if ids is None:
+            members = self._programs
+            ids = self._archived = [pid for pid in self.archive if pid in members]
+        here = self._archived_here.get(island)
+        if here is None:
+            where = self._island_of
+            here = self._archived_here[island] = [pid for pid in ids if where[pid] == island]
+        return ids, here
+
+    def _archive_changed(self) -> None:
+        """The archive, or the membership or island of an id in it, changed."""
+        self._archived = None
+        self._archived_here.clear()
+        self._worst_archived = None
 
     def archive_members(self) -> list[Program]:
         return [self._programs[pid] for pid in self.archive if pid in self._programs]
@@ -266,7 +297,21 @@ class MapElitesIslandsPopulation(BasePopulation):
         self, program: Program, diversity: Callable[[Program], float] | None = None
     ) -> list[int]:
         """The program's grid coordinates under the current scaling (observing its values);
-        ``diversity`` measures the diversity dimension instead of the cached reference one."""
+        ``diversity`` measures the diversity dimension instead of the cached reference one.
+
+        Once values are settled, a program's coordinates under a scaling whose version has not
+        moved since they were computed are those again (its values were observed then, so
+        observing them again changes nothing): they are kept per program."""
+        settled = diversity is None and self._settled_values()
+        if settled:
+            kept = self._coords.get(program.id)
+            if (
+                kept is not None
+                and kept[0] == self.scaler.version
+                and self._known.get(program.id) is program
+            ):
+                return list(kept[1])
+        version = self.scaler.version
         measure = diversity or self._diversity_of
         coords = []
         for dim in self.config.feature_dimensions:
@@ -288,6 +333,8 @@ class MapElitesIslandsPopulation(BasePopulation):
             else:
                 self._no_such_metric(program, dim)
                 coords.append(0)
+        if settled and version == self.scaler.version and self._known.get(program.id) is program:
+            self._coords[program.id] = (version, list(coords))  # (none widened the scaling)
         return coords
 
     @staticmethod
@@ -305,7 +352,7 @@ class MapElitesIslandsPopulation(BasePopulation):
 
     @staticmethod
     def cell_key(coords: Sequence[int]) -> str:
-        return "-".join(str(c) for c in coords)
+        return "-".join(map(str, coords))
 
     def nearby_cells(self, island: int, ids: Sequence[str]) -> Mapping[str, str]:
         """Cell → owner over the members ``ids`` of ``island`` (in island order, the last of a
@@ -379,11 +426,15 @@ class MapElitesIslandsPopulation(BasePopulation):
         return tuple(out)
 
     def _settled_values(self) -> bool:
-        """Whether every coordinate is a function of the program alone (see ``nearby_cells``)."""
-        if "diversity" not in self.config.feature_dimensions:
+        """Whether every coordinate is a function of the program alone (see ``nearby_cells``).
+        The reference set full and no stale value cached stays so (neither changes once it
+        is: ``_diversity_of``), so that part is remembered until a checkpoint is loaded."""
+        if not self._uses_diversity:
             return True
-        full = len(self._reference) >= self.config.diversity_reference_size
-        return full and not self._stale and len(self._programs) >= 2
+        if not self._reference_settled:
+            full = len(self._reference) >= self.config.diversity_reference_size
+            self._reference_settled = full and not self._stale
+        return self._reference_settled and len(self._programs) >= 2
 
     def _settled_diversity(self, program: Program) -> float:
         """``_diversity_of`` once values are settled: what it returns, without touching its
@@ -420,6 +471,8 @@ class MapElitesIslandsPopulation(BasePopulation):
     def _place(self, program: Program, island: int) -> None:
         pid = program.id
         self._programs[pid] = program
+        if pid in self.archive:  # an id of no member before (a restored checkpoint's)
+            self._archive_changed()
         self._members.add(pid, island)
         if self._global is not None:
             self._global.add(program)
@@ -437,6 +490,7 @@ class MapElitesIslandsPopulation(BasePopulation):
                 if incumbent in self._programs and incumbent in self.archive:
                     del self.archive[incumbent]
                     self.archive[pid] = self.fitness(program)
+                    self._archive_changed()
                 self._leave(island, incumbent)
                 self._index_remove(incumbent)
                 displaced = incumbent
@@ -480,19 +534,26 @@ class MapElitesIslandsPopulation(BasePopulation):
         archive = self.archive
         if len(archive) < self.config.archive_size:
             archive[program.id] = self.fitness(program)
+            self._archive_changed()
             return
-        if not archive.keys() <= self._programs.keys():
-            for stale in [pid for pid in archive if pid not in self._programs]:
-                del archive[stale]
+        if self._archived is None or len(self._archived) != len(archive):
+            if not archive.keys() <= self._programs.keys():
+                for stale in [pid for pid in archive if pid not in self._programs]:
+                    del archive[stale]
+                self._archive_changed()
         if len(archive) < self.config.archive_size:
             archive[program.id] = self.fitness(program)
+            self._archive_changed()
             return
         # ``min(self.archive_members(), key=self.fitness)``: every id left is a member's, in
-        # archive order, with its fitness.
-        worst = self._programs[min(archive, key=archive.__getitem__)]
+        # archive order, with its fitness (kept until the archive changes).
+        if self._worst_archived is None:
+            self._worst_archived = min(archive, key=archive.__getitem__)
+        worst = self._programs[self._worst_archived]
         if self._better(program, worst) and worst.id != program.id:
             del archive[worst.id]
             archive[program.id] = self.fitness(program)
+            self._archive_changed()
 
     def _update_best(self, program: Program) -> None:
         if self.best_id is None or self.best_id not in self._programs:
@@ -589,7 +650,7 @@ class MapElitesIslandsPopulation(BasePopulation):
     def _join(self, island: int, program: Program) -> None:
         roster = self.islands[island]
         if program.id not in roster:
-            roster.add(program.id, self.fitness(program))
+            roster.add(program.id, _weight(self.fitness(program)))
             codes = self._codes[island]
             codes[program.code] = codes.get(program.code, 0) + 1
 
@@ -603,6 +664,9 @@ class MapElitesIslandsPopulation(BasePopulation):
                 codes[code] -= 1
 
     def _remove_member(self, pid: str) -> None:
+        """``pid`` leaves the members (callers drop it from the archive as well)."""
+        if pid in self.archive:
+            self._archive_changed()
         del self._programs[pid]
         self._members.discard(pid)
         if self._global is not None:
@@ -806,7 +870,7 @@ class MapElitesIslandsPopulation(BasePopulation):
         self.islands = []
         self._codes = []
         for chunks, layout in zip(island_chunks, layouts, strict=True):
-            values = [[self.fitness(programs[pid]) for pid in chunk] for chunk in chunks]
+            values = [[_weight(self.fitness(programs[pid])) for pid in chunk] for chunk in chunks]
             self.islands.append(Roster.restore(chunks, values, layout))
             self._codes.append(dict(Counter(programs[pid].code for pid in self.islands[-1])))
         self.cells = [dict(grid) for grid in state["cells"]]
@@ -840,6 +904,9 @@ class MapElitesIslandsPopulation(BasePopulation):
         self._global = None
         self._settled.clear()
         self._raws.clear()
+        self._coords.clear()
+        self._archive_changed()
+        self._reference_settled = False
 
 
 class _CellIndex(Mapping[str, str]):

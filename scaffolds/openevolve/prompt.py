@@ -105,6 +105,10 @@ def _fmt(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
+#: Rendered program sections kept by a prompt builder (all dropped when full).
+SECTIONS_KEPT = 4096
+
+
 class OpenEvolvePromptBuilder(BasePromptBuilder):
     def __init__(
         self,
@@ -128,6 +132,9 @@ class OpenEvolvePromptBuilder(BasePromptBuilder):
         variations = config.template_variations if config.use_template_stochasticity else {}
         self.texts = TemplateSet(config.templates, config.fragments, variations)
         self._scratch = DefaultPromptBuilder()
+        #: Programs' sections as rendered (``_section``): (kind, number, language, program id)
+        #: -> (the program, its text).
+        self._sections: dict[tuple[str, int, str, str], tuple[Program, str]] = {}
 
     def system_message(self) -> str:
         if self.config.system_message is not None:
@@ -256,27 +263,24 @@ class OpenEvolvePromptBuilder(BasePromptBuilder):
     ) -> str:
         texts = self.texts
         attempts = "".join(
-            texts.render("previous_attempt", **a) + "\n\n" for a in self._previous(previous)
+            self._section("previous", number, program, language)
+            for number, program in self._previous(previous)
         )
         top = shown[: self.num_top]
-        programs = "".join(
-            self._shown("top_program", str(i + 1), p, self._top_features(p), language)
-            for i, p in enumerate(top)
-        )
+        programs = "".join(self._section("top", i, p, language) for i, p in enumerate(top))
         diverse: list[Program] = []
         if self.num_diverse > 0 and len(shown) > self.num_top:
             pool = list(shown[self.num_top :])
             diverse = rng.sample(pool, min(self.num_diverse, len(pool)))
             programs += f"\n\n## {texts.fragment('diverse_programs_title')}\n\n"
             programs += "".join(
-                self._shown("top_program", f"D{i + 1}", p, self._diverse_features(p), language)
-                for i, p in enumerate(diverse)
+                self._section("diverse", i, p, language) for i, p in enumerate(diverse)
             )
         seen = {p.id for p in top} | {p.id for p in diverse}
         kept = [p for p in inspirations if p.id not in seen]
         section = ""
         if kept:
-            body = "".join(self._inspiration(i + 1, p, language) for i, p in enumerate(kept))
+            body = "".join(self._section("inspiration", i, p, language) for i, p in enumerate(kept))
             section = texts.render("inspirations_section", inspiration_programs=body.strip())
         return texts.render(
             "evolution_history",
@@ -285,38 +289,63 @@ class OpenEvolvePromptBuilder(BasePromptBuilder):
             inspirations_section=section,
         )
 
-    def _previous(self, previous: Sequence[Program]) -> list[dict[str, Any]]:
-        texts = self.texts
+    def _section(self, kind: str, number: int, program: Program, language: str) -> str:
+        """One program's section of the history: a previous attempt (``number``: its attempt
+        number), a top or diverse program or an inspiration (``number``: its place, from 0).
+        Its text depends on these alone (the texts are fixed, a program never changes), and an
+        island's top programs come back prompt after prompt: it is remembered."""
+        key = (kind, number, language, program.id)
+        kept = self._sections.get(key)
+        if kept is not None and kept[0] is program:
+            return kept[1]
+        if kind == "previous":
+            text = self.texts.render("previous_attempt", **self._attempt(program, number))
+            text += "\n\n"
+        elif kind == "top":
+            features = self._top_features(program)
+            text = self._shown("top_program", str(number + 1), program, features, language)
+        elif kind == "diverse":
+            features = self._diverse_features(program)
+            text = self._shown("top_program", f"D{number + 1}", program, features, language)
+        else:
+            text = self._inspiration(number + 1, program, language)
+        if len(self._sections) >= SECTIONS_KEPT:
+            self._sections.clear()
+        self._sections[key] = (program, text)
+        return text
+
+    def _previous(self, previous: Sequence[Program]) -> list[tuple[int, Program]]:
+        """The previous attempts shown: (attempt number, program), the latest first."""
         chosen = list(previous[-min(3, len(previous)) :]) if previous else []
-        out = []
-        for i, program in enumerate(reversed(chosen)):
-            parent_metrics = program.metadata.get("parent_metrics") or {}
-            up, down = [], []
-            for name, value in program.metrics.items():
-                before = parent_metrics.get(name, 0)
-                if isinstance(value, (int, float)) and isinstance(before, (int, float)):
-                    up.append(value > before)
-                    down.append(value < before)
-            if up and all(up):
-                outcome = texts.fragment("attempt_all_metrics_improved")
-            elif down and all(down):
-                outcome = texts.fragment("attempt_all_metrics_regressed")
-            else:
-                outcome = texts.fragment("attempt_mixed_metrics")
-            changes = (
-                program.changes
-                or program.metadata.get("changes")
-                or texts.fragment("attempt_unknown_changes")
-            )
-            out.append(
-                {
-                    "attempt_number": len(previous) - i,
-                    "changes": changes,
-                    "performance": ", ".join(f"{k}: {_fmt(v)}" for k, v in program.metrics.items()),
-                    "outcome": outcome,
-                }
-            )
-        return out
+        return [(len(previous) - i, program) for i, program in enumerate(reversed(chosen))]
+
+    def _attempt(self, program: Program, number: int) -> dict[str, Any]:
+        """The ``previous_attempt`` template's fields for ``program``, attempt ``number``."""
+        texts = self.texts
+        parent_metrics = program.metadata.get("parent_metrics") or {}
+        up, down = [], []
+        for name, value in program.metrics.items():
+            before = parent_metrics.get(name, 0)
+            if isinstance(value, (int, float)) and isinstance(before, (int, float)):
+                up.append(value > before)
+                down.append(value < before)
+        if up and all(up):
+            outcome = texts.fragment("attempt_all_metrics_improved")
+        elif down and all(down):
+            outcome = texts.fragment("attempt_all_metrics_regressed")
+        else:
+            outcome = texts.fragment("attempt_mixed_metrics")
+        changes = (
+            program.changes
+            or program.metadata.get("changes")
+            or texts.fragment("attempt_unknown_changes")
+        )
+        return {
+            "attempt_number": number,
+            "changes": changes,
+            "performance": ", ".join(f"{k}: {_fmt(v)}" for k, v in program.metrics.items()),
+            "outcome": outcome,
+        }
 
     def _top_features(self, program: Program) -> str:
         prefix = self.texts.fragment("top_program_metrics_prefix")

@@ -30,8 +30,13 @@ class Roster(Sequence[Any]):
         self._chunk_of: dict[Any, int] = {}
         #: Per chunk number (ascending): its ids and their values, in order.
         self._chunks: dict[int, tuple[list[Any], list[Any]]] = {}
-        #: Chunks whose lists were handed out since they last changed: copied before a change.
+        #: Chunks whose id lists (value lists) were handed out since they last changed: copied
+        #: before a change.
         self._shared: set[int] = set()
+        self._shared_values: set[int] = set()
+        #: Per chunk, each id's position in it (built when ``index`` asks; dropped when an id
+        #: leaves the chunk).
+        self._positions: dict[int, dict[Any, int]] = {}
         self._arrivals = 0
         #: ``id_chunks``, ``value_chunks`` and ``layout`` as last handed out (``None``: changed
         #: since): an unchanged roster hands out the same lists.
@@ -45,7 +50,10 @@ class Roster(Sequence[Any]):
         lists = self._chunks[k]
         if k in self._shared:
             self._shared.discard(k)
-            lists = self._chunks[k] = (list(lists[0]), list(lists[1]))
+            lists = self._chunks[k] = (list(lists[0]), lists[1])
+        if k in self._shared_values:
+            self._shared_values.discard(k)
+            lists = self._chunks[k] = (lists[0], list(lists[1]))
         return lists
 
     def add(self, key: Any, value: Any = None) -> None:
@@ -61,6 +69,9 @@ class Roster(Sequence[Any]):
         if k not in self._chunks:
             self._chunks[k] = ([], [])
         ids, values = self._writable(k)
+        positions = self._positions.get(k)
+        if positions is not None:
+            positions[key] = len(ids)
         ids.append(key)
         values.append(value)
         self._chunk_of[key] = k
@@ -71,12 +82,14 @@ class Roster(Sequence[Any]):
         if k is None:
             return False
         ids, values = self._writable(k)
-        at = ids.index(key)
+        positions = self._positions.pop(k, None)
+        at = positions[key] if positions is not None else ids.index(key)
         del ids[at]
         del values[at]
         if not ids:
             del self._chunks[k]
             self._shared.discard(k)
+            self._shared_values.discard(k)
         if len(self._chunks) > 2 * (len(self._chunk_of) // self.CHUNK) + 4:
             self._pack()
         return True
@@ -86,6 +99,8 @@ class Roster(Sequence[Any]):
         self._chunk_of.clear()
         self._chunks.clear()
         self._shared.clear()
+        self._shared_values.clear()
+        self._positions.clear()
         self._arrivals = 0
         for key, value in items:
             self.add(key, value)
@@ -132,7 +147,11 @@ class Roster(Sequence[Any]):
             if kk == k:
                 break
             offset += len(ids)
-        at = offset + self._chunks[k][0].index(key)
+        positions = self._positions.get(k)
+        if positions is None:
+            chunk = self._chunks[k][0]
+            positions = self._positions[k] = {key: at for at, key in enumerate(chunk)}
+        at = offset + positions[key]
         if at < start or (stop is not None and at >= stop):
             raise ValueError(f"{key!r} is not in the roster's range")
         return at
@@ -163,7 +182,7 @@ class Roster(Sequence[Any]):
         """The values, chunk by chunk, alongside ``id_chunks``."""
         outer = self._outer[1]
         if outer is None:
-            self._shared.update(self._chunks)
+            self._shared_values.update(self._chunks)
             outer = self._outer[1] = [values for _, values in self._chunks.values()]
         return outer
 

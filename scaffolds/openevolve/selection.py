@@ -39,8 +39,10 @@ exactly its; with more it is one of the orders the reference may take.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat
+from operator import truediv
 from typing import Any
 
 from pydantic import Field, model_validator
@@ -60,6 +62,23 @@ __all__ = ["ThreeTierConfig", "ThreeTierPolicy"]
 
 #: The island the reference's legacy sampler uses in parallel mode.
 LEGACY_ISLAND = 0
+
+
+def _step_draw(rng: random.Random) -> Callable[[], int]:
+    """``rng.randint(-2, 2)`` as one call: ``randrange`` draws ``_randbelow(5)``, which takes
+    3 bits per try until one is below 5 (the draws, and so the RNG's state, are the same)."""
+    plain = getattr(random.Random, "_randbelow_with_getrandbits", None)
+    if plain is None or getattr(type(rng), "_randbelow", None) is not plain:
+        return lambda: rng.randint(-2, 2)  # an RNG of another kind: ask it
+    bits = rng.getrandbits
+
+    def step() -> int:
+        r = bits(3)
+        while r >= 5:
+            r = bits(3)
+        return r - 2
+
+    return step
 
 
 class ThreeTierConfig(StrictModel):
@@ -299,14 +318,15 @@ class ThreeTierPolicy(BaseSelectionPolicy):
             return self._uniform_all()
         if len(members) == 1:
             return pop.lookup(members[0])
-        # max(fitness, 0.001) (a NaN stays NaN, as max keeps its first argument); the roster's
-        # values are its members' fitness.
-        weights = [0.001 if f < 0.001 else f for f in members.values()]
+        # Weights max(fitness, 0.001) (a NaN stays NaN, as max keeps its first argument): the
+        # roster's values.  Normalised and accumulated in C: ``choices(weights=w)`` accumulates
+        # ``w`` itself, so ``cum_weights`` of the same sums draws the same member.
+        weights = members.values()
         total = sum(weights)
         if total > 0:
-            weights = [w / total for w in weights]
-        else:
-            weights = [1.0 / len(members)] * len(members)
+            cumulative = list(accumulate(map(truediv, weights, repeat(total))))
+            return pop.lookup(self.rng.choices(members, cum_weights=cumulative, k=1)[0])
+        weights = [1.0 / len(members)] * len(members)
         return pop.lookup(self.rng.choices(members, weights=weights, k=1)[0])
 
     # -- inspirations ---------------------------------------------------------------------------
@@ -354,8 +374,9 @@ class ThreeTierPolicy(BaseSelectionPolicy):
         cells = pop.nearby_cells(island, ids)
         found: list[Program] = []
         top = pop.feature_bins - 1
+        step = _step_draw(self.rng)
         for _ in range(slots * 3):
-            moved = [max(0, min(top, c + self.rng.randint(-2, 2))) for c in coords]
+            moved = [max(0, min(top, c + step())) for c in coords]
             owner = cells.get(pop.cell_key(moved))
             if (
                 owner is not None

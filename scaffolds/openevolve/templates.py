@@ -140,6 +140,10 @@ def _fill(text: str, values: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+#: ``fenced``, remembered: an island's top programs are shown prompt after prompt.
+_fenced = lru_cache(maxsize=512)(fenced)
+
+
 @lru_cache(maxsize=256)
 def _fence_fields(text: str) -> tuple[str, tuple[str, ...]]:
     """``text`` with each fenced program field replaced by ``{_fenced_<field>}``, and those
@@ -233,7 +237,7 @@ class TemplateSet:
         language = str(values.get("language", ""))
         text, names = _fence_fields(text)
         for field in names:
-            values[f"_fenced_{field}"] = fenced(str(values.get(field, "")), language)
+            values[f"_fenced_{field}"] = _fenced(str(values.get(field, "")), language)
         return _fill(text, values)
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import random
 
-from harness.core.rng import rng_from_state, rng_state
+import pytest
+
+from harness.core import rng as rng_module
+from harness.core.rng import TrackedRandom, make_rng, rng_from_state, rng_state
 
 
 def test_an_rng_that_did_not_move_hands_out_the_same_state() -> None:
@@ -43,3 +46,59 @@ def test_a_moved_rng_shares_its_unchanged_words_and_its_state_stays_exact() -> N
     assert shared > 1000  # most draws moved only the position
     for state, copy in handed:  # no list handed out was changed afterwards
         assert state == copy
+
+
+@pytest.mark.parametrize("word_model", [True, False])
+def test_a_tracked_rng_draws_what_random_draws_and_its_state_stays_exact(
+    word_model: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``make_rng`` hands out a ``TrackedRandom``: every draw method gives what a plain
+    ``random.Random`` with the same seed gives, and ``rng_state`` (which skips reading the state
+    of one that has not moved) always equals ``getstate()``, through every kind of draw, a
+    ``gauss`` that hands out its kept value without drawing, ``setstate`` and ``seed``; a
+    moved one whose words did not change gets the last list's int objects.  Also with the
+    word count unused (an interpreter whose generator it does not match reads every state)."""
+    assert rng_module._WORD_MODEL  # noqa: SLF001 - this interpreter's generator matches
+    monkeypatch.setattr(rng_module, "_WORD_MODEL", word_model)
+    tracked, plain = TrackedRandom(5), random.Random(5)
+    draws = [
+        lambda r: r.random(),
+        lambda r: r.getrandbits(7),
+        lambda r: r.getrandbits(100),
+        lambda r: r.getrandbits(0),
+        lambda r: r.getrandbits(30000),  # more words than the state holds: made anew
+        lambda r: r.randint(-2, 2),
+        lambda r: r.choice(range(1000)),
+        lambda r: r.choices(range(50), weights=range(1, 51), k=3),
+        lambda r: r.sample(range(2000), 3),
+        lambda r: r.shuffle(list(range(20))),
+        lambda r: r.uniform(0, 1),
+        lambda r: r.gauss(0, 1),
+        lambda r: r.randbytes(5),
+        lambda r: r.normalvariate(0, 1),
+        lambda r: None,  # no draw: the same list again
+    ]
+    pick = random.Random(3)
+    kept: list[tuple[list, list]] = []
+    for step in range(3000):
+        draw = draws[pick.randrange(len(draws))]
+        before = rng_state(tracked)
+        assert draw(tracked) == draw(plain)
+        state = rng_state(tracked)
+        version, internal, gauss = tracked.getstate()
+        assert state == [version, list(internal), gauss] and tracked.getstate() == plain.getstate()
+        if draw is draws[-1]:
+            assert state is before
+        elif state[1][:-1] == before[1][:-1]:
+            assert all(a is b for a, b in zip(state[1][:-1], before[1][:-1], strict=True))
+        if step % 500 == 250:  # moved by setstate / seed: read again
+            plain.seed(step)
+            rng_from_state(tracked, rng_state(plain))
+            assert rng_state(tracked) == rng_state(plain)
+            tracked.seed(step + 1)
+            plain.seed(step + 1)
+            assert rng_state(tracked) == rng_state(plain)
+        kept.append((state, [state[0], list(state[1]), state[2]]))
+    for state, copy in kept:  # no list handed out was changed afterwards
+        assert state == copy
+    assert isinstance(make_rng(1, "x"), TrackedRandom)

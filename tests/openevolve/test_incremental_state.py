@@ -75,7 +75,8 @@ def _reference_loop(
     the diversity cache it fills, the reference set and the RNG drawing it); the copy after."""
     other = copy.copy(pop)
     other.scaler = copy.deepcopy(pop.scaler)
-    for name in ("_diversity", "_frozen", "_programs", "_cell_index", "_rankings", "_settled"):
+    kept = ("_diversity", "_frozen", "_programs", "_cell_index", "_rankings", "_settled")
+    for name in (*kept, "_coords"):
         setattr(other, name, dict(getattr(pop, name)))
     other._stale = set(pop._stale)  # noqa: SLF001
     other._cache_pairs = list(pop._cache_pairs)  # noqa: SLF001
@@ -90,7 +91,8 @@ def _reference_loop(
     return cells, other
 
 
-def _check(pop: MapElitesIslandsPopulation) -> None:
+def _check(pop: MapElitesIslandsPopulation) -> int:
+    """Every kept index against a recompute; how many kept coordinates were checked."""
     for island in range(len(pop.islands)):
         ids = list(pop.islands[island])
         cells = _full_cells(pop, island)  # before: the reference's loop widens the scaling
@@ -123,10 +125,27 @@ def _check(pop: MapElitesIslandsPopulation) -> None:
         assert all(pop.island_of(pid) == island for pid in ids)
         programs = pop.island_members(island)
         assert [p.id for p in programs] == ids
-        assert _same_floats(roster.values(), [pop.fitness(p) for p in programs])
+        weights = [max(pop.fitness(p), 0.001) for p in programs]  # the weighted tier's
+        assert _same_floats(roster.values(), weights)
         assert pop._codes[island] == Counter(p.code for p in programs)  # noqa: SLF001
     archived = [pop.fitness(pop.lookup(pid)) for pid in pop.archive]
     assert _same_floats(list(pop.archive.values()), archived)
+    members = [p.id for p in pop.archive_members()]
+    for island in range(len(pop.islands)):  # kept until the archive or its members change
+        here = [pid for pid in members if pop.island_of(pid) == island]
+        assert pop.archive_ids(island) == (members, here)
+    _, other = _reference_loop(pop, 0)
+    other._coords = {}  # noqa: SLF001
+    checked = 0
+    for program in pop.programs():  # kept coordinates: what computing them again gives
+        kept = pop._coords.get(program.id)  # noqa: SLF001
+        if kept is not None and kept[0] == pop.scaler.version:
+            assert other.coordinates(program) == kept[1]
+            assert other.scaler.version == pop.scaler.version  # observing them widened nothing
+            checked += 1
+    if pop._settled_values() and len(pop):  # noqa: SLF001 - as a selection asks for a parent's
+        pop.coordinates(pop.programs()[-1])
+    return checked
     for program in pop.programs()[:3]:  # the diversity sum with the reference counted once
         scores = [fast_diversity(program.code, r) for r in pop._reference_code if r != program.code]  # noqa: SLF001
         expected = sum(scores) / len(scores) if scores else 0.0
@@ -173,13 +192,15 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_kept_indexes_equal_a_full_recompute_after_every_admission(name: str) -> None:
     pop, programs = _stream(name, seed=1, steps=400)
     settled_seen = False
+    coordinates_checked = 0
     for program in programs:
         _admit(pop, program)
-        _check(pop)
+        coordinates_checked += _check(pop)
         settled_seen = settled_seen or pop._settled_values()  # noqa: SLF001
     migrants = sum(bool(p.metadata.get("migrant")) for p in pop.programs())
     assert migrants and len(pop) < len(programs) + migrants  # migrations and evictions happened
     assert settled_seen  # the kept indexes were used, not only rebuilt
+    assert coordinates_checked  # and kept coordinates were there to check
 
 
 def test_a_restored_population_goes_on_as_the_uninterrupted_one() -> None:

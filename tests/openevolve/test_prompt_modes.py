@@ -16,7 +16,7 @@ import pytest
 
 from harness.core.errors import ConfigError
 from harness.core.prompt import PromptContext
-from harness.core.records import Program, Selection
+from harness.core.records import Program, Selection, TaskInfo
 from harness.core.registry import BuildEnv, build_scaffold, load_config
 from harness.evaluation.folder_config import read_folder_config
 from scaffolds.openevolve.population import MapElitesIslandsConfig, MapElitesIslandsPopulation
@@ -192,3 +192,47 @@ def test_folder_endpoint_without_offline_is_used_and_offline_replaces_it(tmp_pat
     assert offline.config.llm.provider == "offline" and offline.config.llm.api_base is None
     note = next(n for n in offline.notes if n.startswith("offline:"))
     assert "https://api.example.invalid/v1" in note and "some-hosted-model" in note
+
+
+def test_remembered_sections_give_the_prompts_a_fresh_builder_gives() -> None:
+    """The builder keeps each program's rendered section (top, diverse, inspiration, previous
+    attempt) for the next prompt that shows it: prompt after prompt over a growing population
+    (a program shown again, with a new number, as a migrant, after the kept sections were
+    dropped when full) equals what a builder that never saw a prompt before renders."""
+    from scaffolds.openevolve import prompt as prompt_module
+    from scaffolds.openevolve.selection import ThreeTierConfig, ThreeTierPolicy
+
+    rng = random.Random(4)
+    pop = MapElitesIslandsPopulation(MapElitesIslandsConfig(num_islands=2), random.Random(1))
+    policy = ThreeTierPolicy(random.Random(2), ThreeTierConfig(), pop)
+    kept = OpenEvolvePromptBuilder(OpenEvolvePromptConfig(), pop, context=policy)
+    hits = 0
+    for i in range(120):
+        code = f"{SEED}# {'x' * rng.randint(0, 40)}\nfor k in range({i}):\n    pass\n"
+        score = rng.random()
+        meta = {"island": i % 2, "migrant": i % 9 == 0, "parent_metrics": {"combined_score": 0.4}}
+        pop.add(
+            Program(
+                id=f"p{i}",
+                code=code,
+                iteration=i,
+                metrics={"combined_score": score},
+                score=score,
+                changes=rng.choice(["", "tightened the loop"]),
+                metadata=meta,
+            )
+        )
+        selection = policy._select(i + 1, i % 2)  # noqa: SLF001
+        task = TaskInfo(language=rng.choice(["python", "rust"]))
+        context = PromptContext(iteration=i + 1, task=task)
+        before = len(kept._sections)  # noqa: SLF001
+        fresh = OpenEvolvePromptBuilder(OpenEvolvePromptConfig(), pop, context=policy)
+        assert kept.build(selection, context).user == fresh.build(selection, context).user
+        hits += len(kept._sections) - before < 8  # noqa: SLF001 - some sections came back
+        if i == 80:  # dropped when full: rendered again
+            prompt_module.SECTIONS_KEPT, limit = 1, prompt_module.SECTIONS_KEPT
+            try:
+                assert kept.build(selection, context).user == fresh.build(selection, context).user
+            finally:
+                prompt_module.SECTIONS_KEPT = limit
+    assert hits > 50

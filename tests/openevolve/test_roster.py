@@ -75,6 +75,9 @@ def test_a_roster_reads_and_draws_as_the_dict_and_list_it_stands_for() -> None:
         if step % 3 == 0:  # what a checkpoint got stays as it was
             outer = [roster.id_chunks(), roster.value_chunks(), roster.layout()]
             handed.append((outer, json.loads(json.dumps(outer))))
+        elif step % 5 < 2:  # the ids alone (an island's), or the values alone
+            outer = [roster.id_chunks() if step % 5 else roster.value_chunks()]
+            handed.append((outer, json.loads(json.dumps(outer))))
         if step % 50 == 0:  # a checkpoint as the store gives it back
             saved = json.loads(
                 json.dumps([roster.id_chunks(), roster.value_chunks(), roster.layout()])
