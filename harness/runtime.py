@@ -33,8 +33,6 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from harness.core.config import EvaluatorConfig
-from harness.llm._http import Transport
-from harness.llm.client import LLMClient, make_transport
 from harness.llm.config import ResolvedLLM
 from harness.llm.usage import UsageMeter
 from harness.sandbox.capacity import CappedBackend, SharedSlot
@@ -43,6 +41,8 @@ from harness.sandbox.sessions import Session, SessionBackend, SessionSpec
 
 if TYPE_CHECKING:
     from harness.distributed.cluster import Cluster
+    from harness.llm._http import Transport
+    from harness.llm.client import LLMClient
     from harness.llm.offline import OfflineServer
 
 __all__ = ["Runtime", "default_max_containers"]
@@ -273,6 +273,10 @@ class Runtime:
         self, settings: ResolvedLLM, *, rng: random.Random, meter: UsageMeter
     ) -> LLMClient:
         """A run's client (its own RNG and meter) over the endpoint's shared HTTP client."""
+        # Imported here, not with the module: the HTTP stack (≈35 ms) loads after a run has
+        # asked for its first container, while the engine starts it.
+        from harness.llm.client import LLMClient, make_transport
+
         async with self._guard("llm"):
             if settings.provider == "offline":
                 key = f"{settings.offline.seed}:{settings.offline.faults!r}"
