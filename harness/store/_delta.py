@@ -12,7 +12,8 @@ an iteration writes what its blocks changed, not the whole population again.  A 
   (appends, and queues that drop their oldest);
 - ``{"~": "p", "p": n, "q": m, "v": [...]}``: a list, its first ``n`` and last ``m`` items kept and
   ``v`` between them (an insertion or removal in the middle);
-- ``{"~": "i", "s": {index: node}}``: a short list of the same length, items changed in place.
+- ``{"~": "i", "s": {index: node}}``: a list of the same length, items changed in place (a
+  short list, or a long list of containers whose changes lie within ``_SCAN`` items).
 
 An unchanged value has no node (``diff`` returns ``None``).  Dicts are compared key by key and
 scalars by type and value; lists by Python's ``==`` (in C: a list of 10,000 ids costs tens of
@@ -29,6 +30,9 @@ __all__ = ["apply", "diff"]
 
 #: Lists at most this long whose items changed in place get per-item nodes.
 _SHORT = 64
+#: So do longer lists of the same length whose changed stretch (from the first changed item to
+#: the last) is at most this long and starts and ends with a list or dict.
+_SCAN = 4096
 
 
 def diff(old: Any, new: Any) -> dict[str, Any] | None:
@@ -90,18 +94,31 @@ def _diff_list(old: Any, new: Any) -> dict[str, Any] | None:
         if start > 0 and m >= n - start and new[: n - start] == old[start:]:
             return {"~": "l", "d": start, "t": new[n - start :]}
     if n == m and n <= _SHORT:
-        changed = {
-            i: node
-            for i, (a, b) in enumerate(zip(old, new, strict=True))
-            if a is not b and (node := diff(a, b)) is not None
-        }
-        return {"~": "i", "s": changed}
+        return {"~": "i", "s": _changed_items(old, new, 0, n)}
     prefix = _common(old, new, n, m, from_end=False)
     suffix = _common(old, new, n - prefix, m - prefix, from_end=True)
+    stop = m - suffix
+    if n == m and stop - prefix <= _SCAN and _container(new[prefix]) and _container(new[stop - 1]):
+        # A long list of containers changed in place (a roster's chunks: a removal in one, an
+        # append in the last): each changed item by its own node, the rest skipped by identity.
+        return {"~": "i", "s": _changed_items(old, new, prefix, stop)}
     middle = new[prefix : m - suffix]
     if len(middle) * 2 > m:
         return {"~": "=", "v": new}
     return {"~": "p", "p": prefix, "q": suffix, "v": middle}
+
+
+def _changed_items(old: list[Any], new: list[Any], start: int, stop: int) -> dict[int, Any]:
+    """Per index in ``start:stop`` (both lists have it), the node of the item that changed."""
+    return {
+        i: node
+        for i in range(start, stop)
+        if (a := old[i]) is not (b := new[i]) and (node := diff(a, b)) is not None
+    }
+
+
+def _container(value: Any) -> bool:
+    return isinstance(value, list | dict)
 
 
 def _common(old: list[Any], new: list[Any], n: int, m: int, *, from_end: bool) -> int:

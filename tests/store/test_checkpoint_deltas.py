@@ -207,3 +207,23 @@ def test_every_scaffolds_checkpoint_reads_back_its_full_state(name: str, tmp_pat
     run(built)
     assert seen[-1] == 12
     assert _deltas(tmp_path / "s.sqlite") > 0
+
+
+def test_a_long_list_of_chunks_changed_in_two_far_apart_is_written_as_those_two() -> None:
+    # A roster of 200 chunks (past the short-list limit): an id leaves chunk 3, one joins the
+    # last.  Only the two chunks' changes are written, not the whole list of ids.
+    chunks = [[f"p{i}" for i in range(k * 64, (k + 1) * 64)] for k in range(200)]
+    new = list(chunks)
+    new[3] = [pid for pid in chunks[3] if pid != "p200"]
+    new[199] = [*chunks[199], "p99999"]
+    node = diff(chunks, new)
+    assert node is not None and node["~"] == "i" and set(node["s"]) == {3, 199}
+    assert len(_json(node)) < 200
+    stored = apply(json.loads(_json(chunks)), json.loads(_json(node)))
+    assert stored == new
+    # A long list of scalars changed far apart is still spliced or written whole, as before.
+    ids = [f"p{i}" for i in range(1000)]
+    changed = [*ids[:10], "x", *ids[11:990], "y", *ids[991:]]
+    node = diff(ids, changed)
+    assert node is not None and node["~"] in {"p", "="}
+    assert apply(json.loads(_json(ids)), json.loads(_json(node))) == changed
