@@ -24,6 +24,7 @@ __all__ = [
     "RunStore",
 ]
 
+
 class LastChanged(list):  # type: ignore[type-arg]
     """A list of a checkpoint's state that says it equals ``base``, a list handed out before
     (never changed), in all but its last item: the store's delta then takes the last item alone
