@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-class LastChanged(list):  # type: ignore[type-arg]
+class LastChanged(list[Any]):
     """A list of a checkpoint's state that says it equals ``base``, a list handed out before
     (never changed), in all but its last item: the store's delta then takes the last item alone
     instead of comparing the rest (an RNG's 625 words whose position moved).  Only its maker

@@ -47,8 +47,9 @@ def _json_default(value: Any) -> Any:
 _ENCODER = json.JSONEncoder(separators=(",", ":"), default=_json_default, check_circular=False)
 #: The C encoder ``_ENCODER.encode`` makes per call (without its circular-container markers),
 #: made once; ``None`` where Python has no C encoder.
+_MAKE_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
 _C_ENCODE = (
-    json.encoder.c_make_encoder(
+    _MAKE_C_ENCODER(
         None,  # no markers: check_circular=False
         _json_default,
         json.encoder.encode_basestring_ascii,  # ensure_ascii
@@ -59,7 +60,7 @@ _C_ENCODE = (
         False,  # skipkeys
         True,  # allow_nan
     )
-    if json.encoder.c_make_encoder is not None
+    if _MAKE_C_ENCODER is not None
     else None
 )
 

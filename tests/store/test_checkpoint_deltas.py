@@ -87,8 +87,8 @@ def test_applying_each_delta_gives_the_new_state_exactly(seed: int) -> None:
     stored = json.loads(_json(state))
     for _ in range(400):
         new = _edit(state, rng)
-        node = diff(state, new)
-        stored = apply(stored, json.loads(_json(node)))
+        delta = diff(state, new)
+        stored = apply(stored, json.loads(_json(delta)))
         assert _json(stored) == _json(new)
         state = new
 
@@ -216,14 +216,67 @@ def test_a_long_list_of_chunks_changed_in_two_far_apart_is_written_as_those_two(
     new = list(chunks)
     new[3] = [pid for pid in chunks[3] if pid != "p200"]
     new[199] = [*chunks[199], "p99999"]
-    node = diff(chunks, new)
-    assert node is not None and node["~"] == "i" and set(node["s"]) == {3, 199}
-    assert len(_json(node)) < 200
-    stored = apply(json.loads(_json(chunks)), json.loads(_json(node)))
+    delta = diff(chunks, new)
+    assert delta is not None and [op[1] for op in delta] == [[3], [199]]
+    assert len(_json(delta)) < 200
+    stored = apply(json.loads(_json(chunks)), json.loads(_json(delta)))
     assert stored == new
     # A long list of scalars changed far apart is still spliced or written whole, as before.
     ids = [f"p{i}" for i in range(1000)]
     changed = [*ids[:10], "x", *ids[11:990], "y", *ids[991:]]
-    node = diff(ids, changed)
-    assert node is not None and node["~"] in {"p", "="}
-    assert apply(json.loads(_json(ids)), json.loads(_json(node))) == changed
+    delta = diff(ids, changed)
+    assert delta is not None and len(delta) == 1 and delta[0][0] in {"p", "="}
+    assert apply(json.loads(_json(ids)), json.loads(_json(delta))) == changed
+
+
+def test_a_delta_is_a_flat_list_of_operations_with_paths() -> None:
+    """One operation per change, each naming its path from the root (dict keys as JSON
+    writes them), instead of a nested node per container on the way."""
+    state = _start()
+    new = {
+        **state,
+        "members": [*state["members"], "p200"],
+        "grid": {**state["grid"], "3-4": "p999"},
+        "rng": [3, [*range(19), 99], None],
+        1: "changed",
+        "fresh": [1],
+    }
+    del new["n"]
+    assert diff(state, new) == [
+        ["l", ["members"], 0, ["p200"]],
+        ["=", ["grid", "3-4"], "p999"],
+        ["=", ["rng", 1, 19], 99],
+        ["=", ["1"], "changed"],
+        ["=", ["fresh"], [1]],
+        ["x", [], ["n"]],
+    ]
+    assert not any(isinstance(item, dict) for op in diff(state, new) or [] for item in op[:2])
+    stored = apply(json.loads(_json(state)), json.loads(_json(diff(state, new))))
+    assert _json(stored) == _json(new)
+    assert diff(1, 2) == [["=", [], 2]] and apply(1, [["=", [], 2]]) == 2
+    for key, text in ((None, "null"), (True, "true"), (2.5, "2.5"), (-3, "-3")):
+        assert diff({key: 1}, {key: 2}) == [["=", [text], 2]]
+
+
+#: A v7 delta (nested nodes) of ``_start()`` and the state it makes: still read.
+V7_DELTA = {
+    "~": "d",
+    "s": {
+        "members": {"~": "l", "d": 0, "t": ["p200"]},
+        "islands": {"~": "i", "s": {"2": {"~": "p", "p": 1, "q": 30, "v": ["z"]}}},
+        "rng": {"~": "i", "s": {"1": {"~": "i", "s": {"19": {"~": "=", "v": 99}}}}},
+        "new": {"~": "=", "v": {"k": 1}},
+    },
+    "x": {"n": 0},
+}
+
+
+def test_a_delta_written_before_schema_v8_still_applies() -> None:
+    state = json.loads(_json(_start()))
+    expected = json.loads(_json(_start()))
+    expected["members"].append("p200")
+    expected["islands"][2][1:-30] = ["z"]
+    expected["rng"][1][19] = 99
+    expected["new"] = {"k": 1}
+    del expected["n"]
+    assert _json(apply(state, json.loads(json.dumps(V7_DELTA)))) == _json(expected)
