@@ -167,6 +167,40 @@ def test_a_new_writer_starts_its_chain_with_a_base(tmp_path: Path) -> None:
     second.close()
 
 
+def test_a_writer_that_fences_a_run_again_starts_a_new_chain(tmp_path: Path) -> None:
+    """A long-lived store (the hub's) wrote a run; another connection resumed it and wrote its
+    own base and deltas; when the first takes the run up again (the owner's fence: every
+    execution sets it) it writes a base, not a delta against the state it knew, which the
+    checkpoint would read on top of the other's chain."""
+    path = tmp_path / "s.sqlite"
+    hub = SQLiteStore(path)
+    hub.create_run(run_record())
+    state = _start()
+    for i in range(1, 4):
+        state = {**state, "members": [*state["members"], f"h{i}"]}
+        hub.commit_iteration(commit("r1", i, checkpoint=state))
+    other = SQLiteStore(path)
+    other.update_run("r1", owner="other")  # (as its claim would)
+    other.leases.fence("r1", "other")
+    for i in range(4, 7):
+        state = {**state, "members": [*state["members"][2:], f"o{i}"], "n": i}
+        other.commit_iteration(commit("r1", i, checkpoint=state))
+    other.leases.fence("r1", None)
+    other.close()
+    hub.update_run("r1", owner="hub")  # the hub resumes it
+    hub.leases.fence("r1", "hub")
+    state = {**state, "members": [*state["members"], "h7"]}
+    hub.commit_iteration(commit("r1", 7, checkpoint=state))
+    assert _deltas(path) == 0  # a base
+    state = {**state, "n": 8}
+    hub.commit_iteration(commit("r1", 8, checkpoint=state))
+    hub.close()
+    reader = SQLiteReader(path)
+    found = reader.checkpoint("r1")
+    assert found is not None and found[0] == 8 and _json(found[1]) == _json(state)
+    reader.close()
+
+
 def test_a_failed_commit_leaves_the_chain_as_it_was(tmp_path: Path) -> None:
     """A commit the store refuses (it would overwrite a program) writes no delta, and the next
     delta is taken against the last state that was committed."""
