@@ -373,6 +373,9 @@ class Controller:
         """Run ``pending`` iterations; once the budget is spent, start none and let the
         iterations in flight finish and commit (their calls are paid for), then stop."""
         limit = self.general.max_parallel_iterations if self.scaffold.parallel_ok else 1
+        if limit == 1:
+            await self._in_order(pending)
+            return
         queue = list(pending)
         in_flight: set[asyncio.Task[None]] = set()
         spent: BudgetExhausted | None = None
@@ -391,6 +394,18 @@ class Controller:
                 await asyncio.gather(*in_flight, return_exceptions=True)
         if spent is not None:
             raise spent
+
+    async def _in_order(self, pending: Iterable[int]) -> None:
+        """One iteration at a time, awaited where it runs: what ``_iterate`` does with one in
+        flight, without a task and a wait per iteration.  Each iteration first gives the event
+        loop a turn, as a new task would (an iteration that never waits, e.g. an offline model
+        and an in-process evaluator, still lets the loop's other tasks run)."""
+        for iteration in pending:
+            if self._stop:
+                return
+            self.meter.check()  # a spent budget starts no iteration (raised as ``_iterate`` does)
+            await asyncio.sleep(0)
+            await self._one_iteration(iteration)
 
     def _start(
         self, queue: list[int], in_flight: set[asyncio.Task[None]], limit: int

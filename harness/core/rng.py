@@ -7,6 +7,8 @@ import random
 import weakref
 from typing import Any
 
+from harness.core.store import LastChanged
+
 __all__ = ["TrackedRandom", "derive_seed", "make_rng", "rng_from_state", "rng_state"]
 
 
@@ -86,7 +88,8 @@ def rng_state(rng: random.Random) -> list[Any]:
     the same list again (checkpointed every iteration, it then costs the store nothing): the
     list is shared, so never change it.  One whose words have not changed since (only its
     position moved: the words change every 624 draws) gets a list of the same int objects but
-    the last, so that a checkpoint delta compares them by identity.  For a
+    the last, which says so (:class:`~harness.core.store.LastChanged`: a checkpoint delta takes
+    that item alone).  For a
     :class:`TrackedRandom` both are told without reading its state."""
     last = _LAST.get(rng)
     tracked = rng if isinstance(rng, TrackedRandom) and type(rng) is TrackedRandom else None
@@ -99,9 +102,7 @@ def rng_state(rng: random.Random) -> list[Any]:
                 return handed
             position = mark[3] + drawn
             if _WORD_MODEL and position <= _N:  # no new words were made: a new position
-                words = handed[1][:-1]
-                words.append(position)
-                out = [handed[0], words, gauss]
+                out = [handed[0], LastChanged.after(handed[1], position), gauss]
                 _LAST[rng] = (None, out, (tracked.epoch, tracked.words, gauss, position))
                 return out
     state = rng.getstate()
@@ -117,9 +118,7 @@ def rng_state(rng: random.Random) -> list[Any]:
             _LAST[rng] = (before, handed, mark)
             return handed
         if before[1][:-1] == internal[:-1]:
-            words = handed[1][:-1]
-            words.append(internal[-1])
-            out = [version, words, gauss]
+            out = [version, LastChanged.after(handed[1], internal[-1]), gauss]
             _LAST[rng] = (state, out, mark)
             return out
     out = [version, list(internal), gauss]

@@ -19,9 +19,34 @@ __all__ = [
     "EvaluationRow",
     "IterationCommit",
     "LLMCallRow",
+    "LastChanged",
     "RunRecord",
     "RunStore",
 ]
+
+
+class LastChanged(list[Any]):
+    """A list of a checkpoint's state that says it equals ``base``, a list handed out before
+    (never changed), in all but its last item: the store's delta then takes the last item alone
+    instead of comparing the rest (an RNG's 625 words whose position moved).  Only its maker
+    sets ``base``, and drops the ``base`` of the list it replaces, so that no chain of earlier
+    lists is kept alive."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, items: Any = (), base: list[Any] | None = None) -> None:
+        super().__init__(items)
+        self.base = base
+
+    @classmethod
+    def after(cls, before: list[Any], last: Any) -> LastChanged:
+        """``before`` with its last item replaced by ``last``."""
+        out = cls(before, before)
+        out[-1] = last
+        if type(before) is cls:
+            before.base = None
+        return out
+
 
 RUN_STATUSES = ("running", "completed", "interrupted", "failed", "budget_exhausted")
 #: Why a run stopped (``RunRecord.stop_reason``, ``RunSummary.stop_reason``): all iterations

@@ -5,6 +5,7 @@ benchmarks) so that they write in the same transactions."""
 from __future__ import annotations
 
 import json
+import json.encoder
 import os
 import sqlite3
 import threading
@@ -26,8 +27,11 @@ CommitListener = Callable[[str, str], None]
 
 def dumps(value: Any) -> str:
     """``json.dumps(value, separators=(",", ":"), default=...)``, through one encoder made once
-    (``json.dumps`` with any option builds a new one per call)."""
-    return _ENCODER.encode(value)
+    (``json.dumps`` with any option builds a new one per call, and ``JSONEncoder.encode`` builds
+    its C encoder per call: called straight, ~0.6 us less per value)."""
+    if _C_ENCODE is None or isinstance(value, str):
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODE(value, 0))
 
 
 def _json_default(value: Any) -> Any:
@@ -41,6 +45,24 @@ def _json_default(value: Any) -> Any:
 #: No check for circular containers (a set of ids per container: ~15% of the time): the values
 #: are JSON data; one that contains itself still fails, with a ``RecursionError``.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), default=_json_default, check_circular=False)
+#: The C encoder ``_ENCODER.encode`` makes per call (without its circular-container markers),
+#: made once; ``None`` where Python has no C encoder.
+_MAKE_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_C_ENCODE = (
+    _MAKE_C_ENCODER(
+        None,  # no markers: check_circular=False
+        _json_default,
+        json.encoder.encode_basestring_ascii,  # ensure_ascii
+        None,  # indent
+        ":",
+        ",",
+        False,  # sort_keys
+        False,  # skipkeys
+        True,  # allow_nan
+    )
+    if _MAKE_C_ENCODER is not None
+    else None
+)
 
 
 class Connection:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 
 from harness.core.errors import RunNotFound, StoreError
 from harness.store._sql import Connection
@@ -23,10 +24,13 @@ __all__ = ["SQLiteLeases"]
 class SQLiteLeases:
     """The leases of the runs in one store file, for one connection (its fences)."""
 
-    def __init__(self, db: Connection) -> None:
+    def __init__(self, db: Connection, on_fence: Callable[[str], None] | None = None) -> None:
         self._db = db
         #: run id → the owner this connection writes for (see :meth:`fence`).
         self._fences: dict[str, str] = {}
+        #: Told the run id whenever a run is fenced or its fence lifted (an owner starts or
+        #: stops writing it).
+        self._on_fence = on_fence
 
     def claim_run(self, run_id: str, owner: str) -> str:
         """Make ``owner`` the process running ``run_id`` (status ``running``, a fresh
@@ -66,6 +70,8 @@ class SQLiteLeases:
             self._fences.pop(run_id, None)
         else:
             self._fences[run_id] = owner
+        if self._on_fence is not None:
+            self._on_fence(run_id)
 
     def check(self, conn: sqlite3.Connection, run_id: str) -> None:
         """Inside a write transaction: refuse a write to a fenced run another owner holds."""

@@ -167,6 +167,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        8,
+        "checkpoint deltas as flat lists of operations (a path and a change each) instead of "
+        "nested nodes, cheaper to build and write; deltas written before still read, and an "
+        "older Galapagos, which cannot read the new ones, refuses the file",
+        (),
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -60,13 +60,18 @@ class SQLiteStore(SQLiteReader):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self._open(Connection(path, read_only=False))
-        #: Claim, heartbeat and write fence of this file's runs, for this connection.
-        self.leases = SQLiteLeases(self._db)
-        #: The benchmark tables, read and written.
-        self.benchmarks: SQLiteBenchmarks = SQLiteBenchmarks(self._db)
         #: Per run: the checkpoint state last committed through this connection (a delta is
         #: taken against it), the size of its base and of the chain of deltas since.
         self._checkpoints: dict[str, _Chain] = {}
+        #: Claim, heartbeat and write fence of this file's runs, for this connection.  A run
+        #: fenced anew (an owner starts writing it: a resume) starts a new chain with a base:
+        #: another connection may have written the run's checkpoints since this one did.
+        self.leases = SQLiteLeases(self._db, on_fence=self._drop_chain)
+        #: The benchmark tables, read and written.
+        self.benchmarks: SQLiteBenchmarks = SQLiteBenchmarks(self._db)
+
+    def _drop_chain(self, run_id: str) -> None:
+        self._checkpoints.pop(run_id, None)
 
     def add_listener(self, listener: CommitListener) -> None:
         """Call ``listener(run_id, what)`` after every committed write of this connection."""

@@ -24,7 +24,7 @@ __all__ = ["Roster", "Without"]
 
 
 class Roster(Sequence[Any]):
-    CHUNK = 1024
+    CHUNK = 128
 
     def __init__(self, items: Iterable[tuple[Hashable, Any]] = ()) -> None:
         self._chunk_of: dict[Any, int] = {}

@@ -202,3 +202,79 @@ def test_budget_lets_parallel_iterations_in_flight_finish(tmp_path: Path) -> Non
     assert store.get_run("r1").tokens == 30
     assert {c["iteration"] for c in calls} == {1, 2}
     assert store.done_iterations("r1") == {0, 1, 2, 3, 4}
+
+
+def test_one_iteration_at_a_time_gives_the_event_loop_a_turn_before_each(tmp_path: Path) -> None:
+    """Sequential iterations are awaited in place (no task per iteration), yet each still lets
+    the loop's other tasks run first, even when nothing in the iteration waits (an instant
+    model and evaluator, as here)."""
+    turns = {"n": 0}
+    seen: list[int] = []
+    base = ScoreEvaluator()
+
+    async def counted(code: str, *, program_id: str, iteration: int):
+        seen.append(turns["n"])
+        return await base.evaluate(code, program_id=program_id, iteration=iteration)
+
+    evaluator = ScoreEvaluator()
+    evaluator.evaluate = counted  # type: ignore[method-assign]
+    ctl, store, _ = make(tmp_path, evaluator=evaluator, iterations=5)
+
+    async def main() -> None:
+        async def spin() -> None:
+            while True:
+                turns["n"] += 1
+                await asyncio.sleep(0)
+
+        spinner = asyncio.create_task(spin())
+        try:
+            await ctl.run_to_end()
+        finally:
+            spinner.cancel()
+
+    asyncio.run(main())
+    assert len(seen) == 6  # the seed and five iterations
+    assert all(b > a for a, b in zip(seen[1:], seen[2:], strict=False))
+    assert store.done_iterations("r1") == set(range(6))
+
+
+def test_one_iteration_at_a_time_stops_and_cancels_as_tasks_did(tmp_path: Path) -> None:
+    """A stop asked for during an iteration lets it commit and starts no other; cancelling the
+    run during an iteration leaves the iterations before it committed and the run
+    interrupted."""
+    holder: dict[str, Controller] = {}
+    base = ScoreEvaluator()
+
+    async def stop_at_2(code: str, *, program_id: str, iteration: int):
+        if iteration == 2:
+            holder["ctl"].request_stop()
+        return await base.evaluate(code, program_id=program_id, iteration=iteration)
+
+    evaluator = ScoreEvaluator()
+    evaluator.evaluate = stop_at_2  # type: ignore[method-assign]
+    ctl, store, _ = make(tmp_path / "stop", evaluator=evaluator, iterations=5)
+    holder["ctl"] = ctl
+    summary = asyncio.run(ctl.run_to_end())
+    assert summary.status == "interrupted" and store.done_iterations("r1") == {0, 1, 2}
+
+    async def hang_at_3(code: str, *, program_id: str, iteration: int):
+        if iteration == 3:
+            await asyncio.Event().wait()
+        return await base.evaluate(code, program_id=program_id, iteration=iteration)
+
+    evaluator = ScoreEvaluator()
+    evaluator.evaluate = hang_at_3  # type: ignore[method-assign]
+    ctl, store, _ = make(tmp_path / "cancel", evaluator=evaluator, iterations=5)
+
+    async def main() -> None:
+        task = asyncio.create_task(ctl.run_to_end())
+        while store.done_iterations("r1") != {0, 1, 2}:
+            await asyncio.sleep(0.001)
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert store.done_iterations("r1") == {0, 1, 2}
+    assert store.get_run("r1").status == "interrupted"

@@ -8,6 +8,8 @@ import pytest
 
 from harness.core import rng as rng_module
 from harness.core.rng import TrackedRandom, make_rng, rng_from_state, rng_state
+from harness.core.store import LastChanged
+from harness.store._delta import diff
 
 
 def test_an_rng_that_did_not_move_hands_out_the_same_state() -> None:
@@ -102,3 +104,29 @@ def test_a_tracked_rng_draws_what_random_draws_and_its_state_stays_exact(
     for state, copy in kept:  # no list handed out was changed afterwards
         assert state == copy
     assert isinstance(make_rng(1, "x"), TrackedRandom)
+
+
+@pytest.mark.parametrize("tracked", [True, False])
+def test_a_moved_rngs_words_say_they_changed_only_their_last_item(tracked: bool) -> None:
+    """The words of a state whose position alone moved are a ``LastChanged`` whose base is the
+    words handed out before (so a checkpoint delta takes the position alone); the words before
+    drop their own base (no chain of earlier states is kept alive); after a twist the words
+    are new."""
+    rng = make_rng(4, "x") if tracked else random.Random(4)
+    rng.random()
+    before = rng_state(rng)[1]
+    said = 0
+    for _ in range(1400):
+        rng.random()
+        words = rng_state(rng)[1]
+        assert words == list(rng.getstate()[1])
+        if type(words) is LastChanged:
+            said += 1
+            assert words.base is before and words[:-1] == before[:-1]
+            assert len(words) == len(before) and words[-1] != before[-1]
+            assert diff(before, words) == [["=", [len(words) - 1], words[-1]]]
+            assert type(before) is not LastChanged or before.base is None  # one link at most
+        before = words
+    assert said > 1000
+    stale = LastChanged([1, 2, 3], base=[1, 2, 4])  # a base other than the old list: compared
+    assert diff([9, 2, 3], stale) == [["=", [0], 1]]

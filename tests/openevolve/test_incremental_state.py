@@ -242,6 +242,35 @@ def test_a_checkpoint_written_before_the_chunks_loads_and_goes_on_the_same() -> 
         assert _cacheless(_flat_state(restored.state_dict())) == _cacheless(now)
 
 
+def test_a_checkpoint_with_larger_chunks_loads_and_goes_on_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A checkpoint written with larger chunks (main's were of 1,024 ids, now 128; here 64
+    against 8) does not fit today's layout: its rosters are packed afresh, the same ids in the
+    same order, and the run goes on as the uninterrupted one with today's chunks."""
+    monkeypatch.setattr(Roster, "CHUNK", 64)
+    old, programs = _stream("complexity_diversity", seed=5, steps=300)
+    for program in programs[:200]:
+        _admit(old, program)
+    state = json.loads(json.dumps(old.state_dict()))
+    assert max(len(chunk) for chunk in state["member_chunks"]) > 8  # the larger chunks
+    known = {**old._known}  # noqa: SLF001
+    monkeypatch.setattr(Roster, "CHUNK", 8)
+    whole, _ = _stream("complexity_diversity", seed=5, steps=0)
+    for program in programs[:200]:
+        _admit(whole, program)
+    restored, _ = _stream("complexity_diversity", seed=99, steps=0)
+    restored.load_state_dict(state, known)
+    _check(restored)
+    assert _flat_state(restored.state_dict()) == _flat_state(whole.state_dict())
+    for program in programs[200:]:
+        _admit(whole, program)
+        _admit(restored, program)
+        _check(restored)
+        assert all(len(chunk) <= 8 for chunk in restored.state_dict()["member_chunks"])
+        assert _flat_state(restored.state_dict()) == _flat_state(whole.state_dict())
+
+
 def _cacheless(state: dict[str, Any]) -> dict[str, Any]:
     """``state`` without the diversity cache: once values are settled the population no longer
     refills it (it decides no value), where the earlier one did."""

@@ -87,8 +87,8 @@ def test_applying_each_delta_gives_the_new_state_exactly(seed: int) -> None:
     stored = json.loads(_json(state))
     for _ in range(400):
         new = _edit(state, rng)
-        node = diff(state, new)
-        stored = apply(stored, json.loads(_json(node)))
+        delta = diff(state, new)
+        stored = apply(stored, json.loads(_json(delta)))
         assert _json(stored) == _json(new)
         state = new
 
@@ -167,6 +167,40 @@ def test_a_new_writer_starts_its_chain_with_a_base(tmp_path: Path) -> None:
     second.close()
 
 
+def test_a_writer_that_fences_a_run_again_starts_a_new_chain(tmp_path: Path) -> None:
+    """A long-lived store (the hub's) wrote a run; another connection resumed it and wrote its
+    own base and deltas; when the first takes the run up again (the owner's fence: every
+    execution sets it) it writes a base, not a delta against the state it knew, which the
+    checkpoint would read on top of the other's chain."""
+    path = tmp_path / "s.sqlite"
+    hub = SQLiteStore(path)
+    hub.create_run(run_record())
+    state = _start()
+    for i in range(1, 4):
+        state = {**state, "members": [*state["members"], f"h{i}"]}
+        hub.commit_iteration(commit("r1", i, checkpoint=state))
+    other = SQLiteStore(path)
+    other.update_run("r1", owner="other")  # (as its claim would)
+    other.leases.fence("r1", "other")
+    for i in range(4, 7):
+        state = {**state, "members": [*state["members"][2:], f"o{i}"], "n": i}
+        other.commit_iteration(commit("r1", i, checkpoint=state))
+    other.leases.fence("r1", None)
+    other.close()
+    hub.update_run("r1", owner="hub")  # the hub resumes it
+    hub.leases.fence("r1", "hub")
+    state = {**state, "members": [*state["members"], "h7"]}
+    hub.commit_iteration(commit("r1", 7, checkpoint=state))
+    assert _deltas(path) == 0  # a base
+    state = {**state, "n": 8}
+    hub.commit_iteration(commit("r1", 8, checkpoint=state))
+    hub.close()
+    reader = SQLiteReader(path)
+    found = reader.checkpoint("r1")
+    assert found is not None and found[0] == 8 and _json(found[1]) == _json(state)
+    reader.close()
+
+
 def test_a_failed_commit_leaves_the_chain_as_it_was(tmp_path: Path) -> None:
     """A commit the store refuses (it would overwrite a program) writes no delta, and the next
     delta is taken against the last state that was committed."""
@@ -207,3 +241,76 @@ def test_every_scaffolds_checkpoint_reads_back_its_full_state(name: str, tmp_pat
     run(built)
     assert seen[-1] == 12
     assert _deltas(tmp_path / "s.sqlite") > 0
+
+
+def test_a_long_list_of_chunks_changed_in_two_far_apart_is_written_as_those_two() -> None:
+    # A roster of 200 chunks (past the short-list limit): an id leaves chunk 3, one joins the
+    # last.  Only the two chunks' changes are written, not the whole list of ids.
+    chunks = [[f"p{i}" for i in range(k * 64, (k + 1) * 64)] for k in range(200)]
+    new = list(chunks)
+    new[3] = [pid for pid in chunks[3] if pid != "p200"]
+    new[199] = [*chunks[199], "p99999"]
+    delta = diff(chunks, new)
+    assert delta is not None and [op[1] for op in delta] == [[3], [199]]
+    assert len(_json(delta)) < 200
+    stored = apply(json.loads(_json(chunks)), json.loads(_json(delta)))
+    assert stored == new
+    # A long list of scalars changed far apart is still spliced or written whole, as before.
+    ids = [f"p{i}" for i in range(1000)]
+    changed = [*ids[:10], "x", *ids[11:990], "y", *ids[991:]]
+    delta = diff(ids, changed)
+    assert delta is not None and len(delta) == 1 and delta[0][0] in {"p", "="}
+    assert apply(json.loads(_json(ids)), json.loads(_json(delta))) == changed
+
+
+def test_a_delta_is_a_flat_list_of_operations_with_paths() -> None:
+    """One operation per change, each naming its path from the root (dict keys as JSON
+    writes them), instead of a nested node per container on the way."""
+    state = _start()
+    new = {
+        **state,
+        "members": [*state["members"], "p200"],
+        "grid": {**state["grid"], "3-4": "p999"},
+        "rng": [3, [*range(19), 99], None],
+        1: "changed",
+        "fresh": [1],
+    }
+    del new["n"]
+    assert diff(state, new) == [
+        ["l", ["members"], 0, ["p200"]],
+        ["=", ["grid", "3-4"], "p999"],
+        ["=", ["rng", 1, 19], 99],
+        ["=", ["1"], "changed"],
+        ["=", ["fresh"], [1]],
+        ["x", [], ["n"]],
+    ]
+    assert not any(isinstance(item, dict) for op in diff(state, new) or [] for item in op[:2])
+    stored = apply(json.loads(_json(state)), json.loads(_json(diff(state, new))))
+    assert _json(stored) == _json(new)
+    assert diff(1, 2) == [["=", [], 2]] and apply(1, [["=", [], 2]]) == 2
+    for key, text in ((None, "null"), (True, "true"), (2.5, "2.5"), (-3, "-3")):
+        assert diff({key: 1}, {key: 2}) == [["=", [text], 2]]
+
+
+#: A v7 delta (nested nodes) of ``_start()`` and the state it makes: still read.
+V7_DELTA = {
+    "~": "d",
+    "s": {
+        "members": {"~": "l", "d": 0, "t": ["p200"]},
+        "islands": {"~": "i", "s": {"2": {"~": "p", "p": 1, "q": 30, "v": ["z"]}}},
+        "rng": {"~": "i", "s": {"1": {"~": "i", "s": {"19": {"~": "=", "v": 99}}}}},
+        "new": {"~": "=", "v": {"k": 1}},
+    },
+    "x": {"n": 0},
+}
+
+
+def test_a_delta_written_before_schema_v8_still_applies() -> None:
+    state = json.loads(_json(_start()))
+    expected = json.loads(_json(_start()))
+    expected["members"].append("p200")
+    expected["islands"][2][1:-30] = ["z"]
+    expected["rng"][1][19] = 99
+    expected["new"] = {"k": 1}
+    del expected["n"]
+    assert _json(apply(state, json.loads(json.dumps(V7_DELTA)))) == _json(expected)
