@@ -15,8 +15,6 @@ clear text below was printed by that command; it opens nothing but this fixture.
 
 from __future__ import annotations
 
-import gzip
-import shutil
 from pathlib import Path
 
 import pytest
@@ -24,7 +22,7 @@ import pytest
 from harness.runs import execute, plan_resume, run_status
 from harness.service._db import ServiceDB
 from harness.store import SCHEMA_VERSION, SQLiteReader, SQLiteStore
-from tests.store.test_schema import schema_of, version_of
+from tests.store.test_schema import schema_of, unpacked_store, version_of
 
 FIXTURE = Path(__file__).parent / "data" / "release_1a44a00.sqlite.gz"
 RUN = "20261126-232626-f4cfc4"  # galapagos run … -i 2
@@ -34,11 +32,7 @@ TOKEN = "gal_d5fbd0db_RhwfUXUjW1YjyG3zVP-V7DokOmBh9eAhjneMyS8icbg"
 
 @pytest.fixture
 def old_store(tmp_path: Path) -> Path:
-    path = tmp_path / "store.sqlite"
-    with gzip.open(FIXTURE) as src, path.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    assert version_of(path) == 3
-    return path
+    return unpacked_store(FIXTURE, tmp_path, 3)
 
 
 def test_the_previous_releases_store_is_upgraded_in_place(old_store: Path, tmp_path: Path) -> None:

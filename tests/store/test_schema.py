@@ -4,6 +4,8 @@ before anything is written."""
 
 from __future__ import annotations
 
+import gzip
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -53,6 +55,16 @@ def version_of(path: Path) -> int:
         return int(conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
     finally:
         conn.close()
+
+
+def unpacked_store(fixture: Path, tmp_path: Path, version: int) -> Path:
+    """A gzipped store fixture written by an older release, unpacked into ``tmp_path``
+    (checked to be at schema ``version``)."""
+    path = tmp_path / "store.sqlite"
+    with gzip.open(fixture) as src, path.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    assert version_of(path) == version
+    return path
 
 
 def test_migrations_are_numbered_in_order_and_say_what_they_are_for() -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pytest
 
 from harness.runs import execute, plan_resume
 from harness.store import SCHEMA_VERSION, SQLiteReader, SQLiteStore
-from tests.store.test_schema import version_of
+from tests.store.test_schema import unpacked_store, version_of
 
 DATA = Path(__file__).parent / "data"
 FIXTURE = DATA / "checkpoint_v7_87c8bf7.sqlite.gz"
@@ -33,11 +32,7 @@ READ_BACK = DATA / "checkpoint_v7_87c8bf7.json.gz"
 
 @pytest.fixture
 def v7_store(tmp_path: Path) -> Path:
-    path = tmp_path / "store.sqlite"
-    with gzip.open(FIXTURE) as src, path.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    assert version_of(path) == 7
-    return path
+    return unpacked_store(FIXTURE, tmp_path, 7)
 
 
 def _deltas(path: Path) -> list[object]:
