@@ -125,3 +125,20 @@ def test_a_run_never_imports_the_openai_sdk(tmp_path: Path) -> None:
     last, proc = probe(*run, "--sandbox", "local", "--json", store=tmp_path / "s.sqlite")
     assert json.loads(proc.stdout)["iterations_done"] == 1  # it did talk to the offline model
     assert last["sdk"] == [], proc.stderr[-2000:]
+
+
+def test_the_http_stack_loads_with_the_first_llm_client_not_before() -> None:
+    """A run asks for its first container before it makes its LLM client; what it imports up
+    to then (``httpx`` and the transport are ≈35 ms) delays that request, so they load with
+    the client (``Runtime.llm``), while the engine starts the container."""
+    code = (
+        "import sys, harness.cli.runs, harness.runs, harness.runtime, harness.evaluation.driver,"
+        " harness.sandbox.docker_backend;"
+        " print(sorted(m for m in ('httpx', 'httpcore', 'harness.llm._http',"
+        " 'harness.llm.client') if m in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[]"
