@@ -169,11 +169,11 @@ async def test_the_run_asks_for_its_container_before_it_sets_up_the_llm_client(
     is set up, not after: when the client's set-up begins, the pool was already asked for the
     run's key, and the set-up does not wait for the canaries (whose verdict still gates the
     seed: fail closed)."""
-    import harness.runtime
+    import harness.llm.client
     from harness.sandbox.pool import WarmPool
 
     seen: list[str] = []
-    real_want, real_client = WarmPool.want, harness.runtime.LLMClient
+    real_want, real_client = WarmPool.want, harness.llm.client.LLMClient
     runtime = Runtime()
 
     def want(self: WarmPool[Any], key: Any) -> None:
@@ -185,7 +185,8 @@ async def test_the_run_asks_for_its_container_before_it_sets_up_the_llm_client(
         return real_client(*args, **kwargs)
 
     monkeypatch.setattr(WarmPool, "want", want)
-    monkeypatch.setattr(harness.runtime, "LLMClient", client)
+    # (``Runtime.llm`` imports the client when it makes the first one)
+    monkeypatch.setattr(harness.llm.client, "LLMClient", client)
     store = SQLiteStore(tmp_path / "s.sqlite")
     try:
         plan = plan_run(scaffold="best_of_n", task="function_minimization", iterations=1)
