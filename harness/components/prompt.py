@@ -91,9 +91,11 @@ def previous_attempts(population: PopulationView) -> list[Program]:
             if type(score) is not float:
                 score = _combined_score(p)
             if score is not None:
-                scored.append((score, back, p))  # back: admission order, newest first
+                # Best first, ties in admission order (``back``: 0 for the newest, then -1,
+                # -2, …): the order of the tuples themselves (no two share ``back``).
+                scored.append((-score, back, p))
         back -= 1
-    scored.sort(key=lambda item: (-item[0], item[1]))
+    scored.sort()
     return [p for _, _, p in scored[:HISTORY_SIZE]]
 
 
