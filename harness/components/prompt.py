@@ -78,13 +78,24 @@ def previous_attempts(population: PopulationView) -> list[Program]:
         return []
     last = max(p.iteration for p in head)
     floor = last - HISTORY_WINDOW
+    stop = floor - _OUT_OF_ORDER
     scored: list[tuple[float, int, Program]] = []
-    for back, p in enumerate(itertools.chain(head, newest)):
-        if p.iteration <= floor - _OUT_OF_ORDER:
+    # ~165 members per prompt: the usual float score read in line (``_combined_score`` the rest).
+    back = 0
+    for p in itertools.chain(head, newest):
+        iteration = p.iteration
+        if iteration <= stop:
             break
-        if p.iteration > floor and (score := _combined_score(p)) is not None:
-            scored.append((score, -back, p))  # -back: admission order
-    scored.sort(key=lambda item: (-item[0], item[1]))
+        if iteration > floor:
+            score = p.metrics.get("combined_score")
+            if type(score) is not float:
+                score = _combined_score(p)
+            if score is not None:
+                # Best first, ties in admission order (``back``: 0 for the newest, then -1,
+                # -2, …): the order of the tuples themselves (no two share ``back``).
+                scored.append((-score, back, p))
+        back -= 1
+    scored.sort()
     return [p for _, _, p in scored[:HISTORY_SIZE]]
 
 
@@ -175,13 +186,27 @@ class _CheckedLoader(jinja2.FileSystemLoader):
         return source, filename, uptodate
 
 
-def _render(env: jinja2.Environment, name: str, **context: Any) -> str:
+def _render(template: jinja2.Template, **context: Any) -> str:
+    name = template.name
     try:
-        return env.get_template(name).render(**context)
+        return template.render(**context)
     except jinja2.exceptions.SecurityError as exc:
         raise ConfigError(f"prompt template {name}: refused by the sandbox: {exc}") from None
     except jinja2.exceptions.TemplateError as exc:  # an undefined name, a bad filter, ...
         raise ConfigError(f"prompt template {name}: cannot render: {exc}") from None
+
+
+def _plain_text(env: jinja2.Environment, name: str) -> bool:
+    """Whether template ``name`` is text alone (no tag or expression; comments drop out)."""
+    if env.loader is None:
+        return False
+    source = env.loader.get_source(env, name)[0]
+    body = env.parse(source).body
+    return all(
+        isinstance(node, jinja2.nodes.Output)
+        and all(isinstance(part, jinja2.nodes.TemplateData) for part in node.nodes)
+        for node in body
+    )
 
 
 class DefaultPromptBuilder(BasePromptBuilder):
@@ -191,13 +216,24 @@ class DefaultPromptBuilder(BasePromptBuilder):
         if self.config.template_dir:
             dirs.insert(0, self.config.template_dir)
         self._env = template_env(*dirs)
-        for name in ("system.j2", "user.j2", "scratch.j2"):
-            self._env.get_template(name)  # a refused template fails here, before the run
+        # A refused template fails here, before the run.  Kept: ``get_template`` costs about
+        # as much as rendering a short template (its cache key, lock and LRU per call).
+        self._templates = {
+            name: self._env.get_template(name) for name in ("system.j2", "user.j2", "scratch.j2")
+        }
+        #: The system message, rendered once when its template is plain text (the default's):
+        #: it is then the same text every time (a template with any tag or expression, which
+        #: might draw ``lipsum`` or ``random``, is rendered for every prompt, as before).
+        self._system: str | None = None
+        if self.config.system_message is None and _plain_text(self._env, "system.j2"):
+            self._system = _render(self._templates["system.j2"]).strip()
 
     def system_message(self) -> str:
         if self.config.system_message is not None:
             return self.config.system_message
-        return _render(self._env, "system.j2").strip()
+        if self._system is not None:
+            return self._system
+        return _render(self._templates["system.j2"]).strip()
 
     def build(self, selection: Selection, context: PromptContext) -> Prompt:
         cfg = self.config
@@ -214,8 +250,7 @@ class DefaultPromptBuilder(BasePromptBuilder):
         parent = selection.parent
         if parent is None:
             user = _render(
-                self._env,
-                "scratch.j2",
+                self._templates["scratch.j2"],
                 task=context.task_description,
                 memory=context.memory,
                 failures=failures,
@@ -224,8 +259,7 @@ class DefaultPromptBuilder(BasePromptBuilder):
             return Prompt(system=self.system_message(), user=user.strip() + "\n", kind="rewrite")
         labels = list(selection.inspiration_labels) or [""] * len(selection.inspirations)
         user = _render(
-            self._env,
-            "user.j2",
+            self._templates["user.j2"],
             task=context.task_description,
             memory=context.memory,
             metrics=self._metrics(parent.metrics),

@@ -4,12 +4,20 @@ previous attempts are found walking back from the newest member."""
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
+import jinja2
 import pytest
 
+from harness.components import prompt as prompt_module
 from harness.components.population import InMemoryPopulation
-from harness.components.prompt import DefaultPromptBuilder, DefaultPromptConfig, previous_attempts
+from harness.components.prompt import (
+    DefaultPromptBuilder,
+    DefaultPromptConfig,
+    previous_attempts,
+    template_env,
+)
 from harness.core.errors import ConfigError
 from harness.core.population import ReadOnlyPopulation
 from harness.core.prompt import PromptContext
@@ -110,3 +118,70 @@ def test_a_template_edited_during_a_run_does_not_change_its_later_prompts(tmp_pa
     # A new builder (a new run) reads the file again, and checks it again.
     with pytest.raises(ConfigError, match="refused"):
         DefaultPromptBuilder(DefaultPromptConfig(template_dir=str(folder)))
+
+
+def test_a_plain_text_system_template_is_rendered_once_and_any_other_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rendered: list[str | None] = []
+    real = prompt_module._render
+
+    def counting(template: jinja2.Template, **context: object) -> str:
+        rendered.append(template.name)
+        return real(template, **context)
+
+    monkeypatch.setattr(prompt_module, "_render", counting)
+    plain = DefaultPromptBuilder()  # the shipped system.j2 is plain text
+    first = plain.system_message()
+    assert [plain.system_message() for _ in range(3)] == [first] * 3
+    assert rendered == ["system.j2"]  # once, when the builder was made
+    assert first == (prompt_module.TEMPLATES / "system.j2").read_text().strip()
+
+    folder = tmp_path / "tpl"
+    folder.mkdir()
+    (folder / "system.j2").write_text("{# a comment #}Plain {{ 'a' ~ 'b' }} text\n")
+    rendered.clear()
+    dynamic = DefaultPromptBuilder(DefaultPromptConfig(template_dir=str(folder)))
+    assert [dynamic.system_message() for _ in range(3)] == ["Plain ab text"] * 3
+    assert rendered == ["system.j2"] * 3  # an expression: rendered each time, as before
+    (folder / "system.j2").write_text("{# only a comment #}Plain text\n")
+    rendered.clear()
+    commented = DefaultPromptBuilder(DefaultPromptConfig(template_dir=str(folder)))
+    assert [commented.system_message() for _ in range(2)] == ["Plain text"] * 2
+    assert rendered == ["system.j2"]
+
+
+def test_the_shipped_templates_read_items_as_attribute_access_would() -> None:
+    """``h["id"]`` reads a dict without the failed attribute lookup ``h.id`` makes first; the
+    prompts are the same to the byte, every section filled."""
+    env = template_env(prompt_module.TEMPLATES)
+    context = {
+        "task": "Make the radius large.",
+        "memory": "Try a lattice.",
+        "metrics": [("combined_score", "0.5")],
+        "feedback": "stdout: ok",
+        "history": [
+            {"id": f"p{i}", "score": "0.9", "outcome": "improvement", "changes": "Change 1"}
+            for i in range(3)
+        ],
+        "failures": [
+            {"index": 1, "stage": "evaluate", "error": "E", "traceback": "T", "code": FAILED},
+            {"index": 2, "stage": "propose", "error": "F", "traceback": "", "code": ""},
+        ],
+        "inspirations": [
+            {"label": "Top", "id": "q1", "score": "0.8", "code": INSPIRATION.rstrip("\n")}
+        ],
+        "rewrite": False,
+        "evolve_block": True,
+        "timeout": "30",
+        "parent_label": "Parent",
+        "code": PARENT.rstrip("\n"),
+        "language": "python",
+    }
+    for name in ("user.j2", "scratch.j2"):
+        source = (prompt_module.TEMPLATES / name).read_text()
+        assert '["' in source
+        by_attribute = re.sub(r'(\w+)\["(\w+)"\]', r"\1.\2", source)
+        assert env.get_template(name).render(**context) == env.from_string(by_attribute).render(
+            **context
+        )
