@@ -140,15 +140,16 @@ class IslandBandit:
         return best, "ucb"
 
     def state_dict(self) -> dict[str, Any]:
-        """``dataclasses.asdict(self)``, without its generic deep copy (every iteration)."""
+        """``dataclasses.asdict(self)``, without its generic deep copy (every iteration) and
+        without looking the fields up again."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "states":
-                value = [{g.name: getattr(s, g.name) for g in fields(s)} for s in value]
+        for name in _BANDIT_FIELDS:
+            value = getattr(self, name)
+            if name == "states":
+                value = [{g: getattr(s, g) for g in _STATE_FIELDS} for s in value]
             elif isinstance(value, list):
                 value = list(value)
-            out[f.name] = value
+            out[name] = value
         return out
 
     @classmethod
@@ -156,3 +157,8 @@ class IslandBandit:
         data = dict(state)
         data["states"] = [AdaptiveState(**s) for s in data["states"]]
         return cls(**data)
+
+
+#: The fields' names in declaration order (what ``dataclasses.fields`` lists).
+_STATE_FIELDS = tuple(f.name for f in fields(AdaptiveState))
+_BANDIT_FIELDS = tuple(f.name for f in fields(IslandBandit))

@@ -13,6 +13,13 @@ elites and crowding admission (SkyDiscover's ``UnifiedArchive`` in scalar mode).
   roulette and every stable sort read.
 - Genealogy (parent → children) is kept for the admitted members only; it feeds the prompt's
   sibling section.
+- The code distances between members are kept (each pair computed once, when the later of the
+  two is admitted; :func:`code_distance` is symmetric to the bit), for archives of up to
+  :data:`DISTANCE_CACHE_LIMIT` members: the novelty refresh after an admission, the crowding's
+  most similar member and the context's most distant ones read them instead of comparing the
+  codes again.
+- The members ranked by archive fitness and by proxy fitness (stable sorts, best first) are
+  kept until the members change.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import math
 import numbers
 import random
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -39,6 +47,8 @@ __all__ = [
 ]
 
 _FITNESS_KEYS = ("score", "fitness", "accuracy", "reward")
+#: Largest capacity whose pairwise member distances are kept (n² floats; the reference's 20).
+DISTANCE_CACHE_LIMIT = 256
 
 
 def archive_fitness(program: Program) -> float:
@@ -62,6 +72,8 @@ def proxy_fitness(program: Program) -> float:
     if not program.metrics:
         return float("-inf")
     value = program.metrics.get("combined_score")
+    if type(value) is float:  # the common case, without the ABC's isinstance
+        return value
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return float(value)
     return program.score
@@ -103,8 +115,9 @@ def _signature(code: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 def _jaccard_distance(a: frozenset[str], b: frozenset[str]) -> float:
-    union = len(a | b)
-    return 0.0 if union == 0 else 1.0 - len(a & b) / union
+    common = len(a & b)
+    union = len(a) + len(b) - common  # len(a | b), without building the union
+    return 0.0 if union == 0 else 1.0 - common / union
 
 
 def code_distance(a: str, b: str) -> float:
@@ -150,6 +163,17 @@ class IslandArchive:
         self._elite: dict[str, float] = {}
         self._novelty: dict[str, float] = {}
         self._valid = False
+        #: The members by archive fitness and by proxy fitness, best first (None: to sort).
+        self._ranked: list[Program] | None = None
+        self._ranked_proxy: list[Program] | None = None
+        #: The members' archive fitness values, ascending (None: to sort).
+        self._fitness_ascending: list[float] | None = None
+        #: :meth:`protected_ids` since the last refresh (None: to compute).
+        self._protected: set[str] | None = None
+        #: member id -> {other member id: code distance}; None above the cache limit.
+        self._dist: dict[str, dict[str, float]] | None = (
+            {} if capacity <= DISTANCE_CACHE_LIMIT else None
+        )
 
     # -- reading ----------------------------------------------------------------------------
     def members(self) -> list[Program]:
@@ -161,9 +185,22 @@ class IslandArchive:
     def __contains__(self, program_id: object) -> bool:
         return program_id in self._members
 
+    def ranked(self) -> list[Program]:
+        """Every member by archive fitness, best first (stable); the kept list: do not change."""
+        if self._ranked is None:
+            self._ranked = sorted(self._members.values(), key=archive_fitness, reverse=True)
+        return self._ranked
+
+    def ranked_by_proxy(self) -> list[Program]:
+        """Every member by :func:`proxy_fitness`, best first (stable); the kept list: do not
+        change."""
+        if self._ranked_proxy is None:
+            self._ranked_proxy = sorted(self._members.values(), key=proxy_fitness, reverse=True)
+        return self._ranked_proxy
+
     def top(self, n: int | None = None) -> list[Program]:
         """By archive fitness, best first (stable); ``None``: the top ~20% (1 to 10)."""
-        ranked = sorted(self._members.values(), key=archive_fitness, reverse=True)
+        ranked = self.ranked()
         if n is None:
             n = max(1, min(10, len(ranked) // 5))
         return ranked[:n]
@@ -190,29 +227,36 @@ class IslandArchive:
             self._insert(program)
             return Admission(True)
         self._refresh()
-        victim = self._most_similar_unprotected(program)
+        distances = self._distances_to(program)
+        victim = self._most_similar_unprotected(program, distances)
         if victim is None:
             return Admission(False)
-        if self.newcomer_elite_score(program) > self._elite.get(victim, 0.0):
+        if self._newcomer_elite_score(program, distances) > self._elite.get(victim, 0.0):
             self._evict(victim)
-            self._insert(program)
+            self._insert(program, distances)
             return Admission(True, victim)
         return Admission(False)
 
     def newcomer_elite_score(self, program: Program) -> float:
         """The elite score ``program`` would have against the current members."""
+        return self._newcomer_elite_score(program, self._distances_to(program))
+
+    def _newcomer_elite_score(self, program: Program, distances: dict[str, float]) -> float:
         w = self.weights
         members = list(self._members.values())
         n = len(members)
         if n == 0:
             return w.fitness_weight + w.novelty_weight + w.pareto_weight
         fitness = archive_fitness(program)
-        better = sum(1 for p in members if archive_fitness(p) > fitness)
+        if self._fitness_ascending is None:
+            self._fitness_ascending = sorted(archive_fitness(p) for p in members)
+        # members strictly fitter (archive fitness is never NaN)
+        better = n - bisect_right(self._fitness_ascending, fitness)
         if n == 1:
             fitness_pct = 1.0 if better == 0 else 0.0
         else:
             fitness_pct = min(1.0, max(0.0, 1.0 - better / (n - 1)))
-        novelty = self._novelty_of(program, members)
+        novelty = self._novelty_from(distances, program.id)
         self._refresh()
         existing = [self._novelty.get(p.id, 0.0) for p in members]
         novelty_pct = sum(1 for v in existing if v < novelty) / n
@@ -220,34 +264,55 @@ class IslandArchive:
 
     def protected_ids(self) -> set[str]:
         self._refresh()
+        if self._protected is None:
+            self._protected = self._compute_protected()
+        return set(self._protected)
+
+    def _compute_protected(self) -> set[str]:
         protected: set[str] = set()
         if self._elite:
             count = max(1, int(len(self._members) * self.weights.elite_ratio))
             ranked = sorted(self._elite, key=lambda pid: self._elite[pid], reverse=True)
             protected.update(ranked[:count])
-        if self._members:
-            protected.add(max(self._members, key=lambda pid: archive_fitness(self._members[pid])))
+        if self._members:  # the first fittest in member order (archive fitness is never NaN)
+            protected.add(self.ranked()[0].id)
         return protected
 
-    def _most_similar_unprotected(self, program: Program) -> str | None:
+    def _most_similar_unprotected(
+        self, program: Program, distances: dict[str, float]
+    ) -> str | None:
         protected = self.protected_ids()
         best_id, best_dist = None, math.inf
-        for pid, member in self._members.items():
+        for pid in self._members:
             if pid in protected:
                 continue
-            dist = code_distance(program.code, member.code)
+            dist = distances[pid]
             if dist < best_dist:
                 best_id, best_dist = pid, dist
         return best_id
 
-    def _insert(self, program: Program) -> None:
+    def _insert(self, program: Program, distances: dict[str, float] | None = None) -> None:
+        cache = self._dist
+        if cache is not None:
+            if distances is None:
+                row = self._distances_to(program)
+            else:  # measured before an eviction: the members' only
+                row = {pid: distances[pid] for pid in self._members}
+            for pid, d in row.items():
+                cache[pid][program.id] = d
+            cache[program.id] = row
         self._members[program.id] = program
+        self._ranked = self._ranked_proxy = self._fitness_ascending = None
         if program.parent_id:
             self._children.setdefault(program.parent_id, []).append(program.id)
         self._valid = False
 
     def _evict(self, program_id: str) -> None:
         del self._members[program_id]
+        self._ranked = self._ranked_proxy = self._fitness_ascending = None
+        if self._dist is not None:
+            for pid in self._dist.pop(program_id):
+                del self._dist[pid][program_id]
         for parent, kids in list(self._children.items()):
             if program_id in kids:
                 kids.remove(program_id)
@@ -282,13 +347,32 @@ class IslandArchive:
         left out, farthest from the parent first (stable)."""
         if not self._members or n <= 0:
             return []
-        ranked = sorted(self._members.values(), key=archive_fitness, reverse=True)
+        ranked = self.ranked()
         pool = ranked[: max(2 * n, int(len(ranked) * top_ratio))]
-        scored = [(p, code_distance(parent.code, p.code)) for p in pool if p.id != parent.id]
+        row = self._dist.get(parent.id) if self._dist is not None else None
+        if row is not None and self._members.get(parent.id) is parent:
+            scored = [(p, row[p.id]) for p in pool if p.id != parent.id]
+        else:
+            scored = [(p, code_distance(parent.code, p.code)) for p in pool if p.id != parent.id]
         scored.sort(key=lambda item: -item[1])
         return [p for p, _ in scored[:n]]
 
     # -- caches -----------------------------------------------------------------------------
+    def _distances_to(self, program: Program) -> dict[str, float]:
+        """Member id -> code distance to ``program`` (itself included when a member: 0), in
+        member order; a member's own row from the cache."""
+        if self._dist is not None and self._members.get(program.id) is program:
+            row = self._dist[program.id]
+            return {pid: row[pid] if pid != program.id else 0.0 for pid in self._members}
+        code = program.code
+        return {pid: code_distance(code, m.code) for pid, m in self._members.items()}
+
+    def _novelty_from(self, distances: Mapping[str, float], program_id: str) -> float:
+        """Mean of the ``k`` smallest distances to the other members (1 with none)."""
+        nearest = sorted(d for pid, d in distances.items() if pid != program_id)
+        nearest = nearest[: min(self.k_neighbors, len(nearest))]
+        return sum(nearest) / len(nearest) if nearest else 1.0
+
     def _novelty_of(self, program: Program, members: Iterable[Program]) -> float:
         distances = sorted(
             code_distance(program.code, o.code) for o in members if o.id != program.id
@@ -301,16 +385,21 @@ class IslandArchive:
             return
         members = list(self._members.values())
         n = len(members)
-        ranked = sorted(members, key=archive_fitness, reverse=True)
-        rank = {p.id: i for i, p in enumerate(ranked)}
-        self._novelty = {p.id: self._novelty_of(p, members) for p in members}
-        novelties = list(self._novelty.values())
+        rank = {p.id: i for i, p in enumerate(self.ranked())}
+        cache = self._dist
+        if cache is not None:
+            self._novelty = {p.id: self._novelty_from(cache[p.id], p.id) for p in members}
+        else:
+            self._novelty = {p.id: self._novelty_of(p, members) for p in members}
+        self._protected = None
+        ordered = sorted(self._novelty.values())
         w = self.weights
         self._elite = {}
         for p in members:
             fitness_pct = 1.0 - rank[p.id] / max(n - 1, 1)
             novelty = self._novelty[p.id]
-            novelty_pct = sum(1 for v in novelties if v < novelty) / max(len(novelties), 1)
+            # members with a strictly smaller novelty
+            novelty_pct = bisect_left(ordered, novelty) / max(len(ordered), 1)
             self._elite[p.id] = (
                 w.fitness_weight + w.pareto_weight
             ) * fitness_pct + w.novelty_weight * novelty_pct
@@ -324,6 +413,12 @@ class IslandArchive:
         }
 
     def load_state_dict(self, state: Mapping[str, Any], programs: Mapping[str, Program]) -> None:
-        self._members = {pid: programs[pid] for pid in state["members"]}
+        members = [programs[pid] for pid in state["members"]]
+        self._members = {}
+        self._ranked = self._ranked_proxy = self._fitness_ascending = None
+        if self._dist is not None:
+            self._dist = {}
+        for program in members:  # the distances as the members arrived
+            self._insert(program)
         self._children = {k: list(v) for k, v in state["children"].items()}
         self._valid = False

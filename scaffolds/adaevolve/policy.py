@@ -136,7 +136,7 @@ class AdaEvolvePolicy(BaseSelectionPolicy):
         else:
             mode = "balanced"
         if mode == "exploitation":
-            ranked = sorted(archive.members(), key=proxy_fitness, reverse=True)
+            ranked = archive.ranked_by_proxy()  # sorted by proxy fitness, best first (stable)
             parent = self.rng.choice(ranked[: max(1, len(ranked) // 4)])
         else:
             parent = archive.sample_parent(mode, self.rng)
