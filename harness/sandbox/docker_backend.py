@@ -43,7 +43,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -113,6 +113,21 @@ class _Preface:
     jobs: list[Job]
     #: Their results, in order; None: they could not run there (run them elsewhere).
     results: Future[list[EvalResult] | None]
+
+
+def _settle(
+    results: Future[list[EvalResult] | None],
+    value: list[EvalResult] | None = None,
+    error: BaseException | None = None,
+) -> None:
+    """Give a preface's waiter its results (or ``error``), unless it gave up: a run that stops
+    while its canaries run (its LLM endpoint refused, Ctrl-C) cancels the future it awaited,
+    and the container still finishes its start-up jobs."""
+    with contextlib.suppress(InvalidStateError):
+        if error is not None:
+            results.set_exception(error)
+        else:
+            results.set_result(value)
 
 
 class _Retired(SandboxError):
@@ -381,8 +396,8 @@ class DockerBackend:
     def _drop_preface(self) -> None:
         with self._lock:
             preface, self._preface = self._preface, None
-        if preface is not None and not preface.results.done():
-            preface.results.set_result(None)
+        if preface is not None:
+            _settle(preface.results)
 
     def _claim_preface(self, key: PoolKey) -> _Preface | None:
         with self._lock:
@@ -411,7 +426,7 @@ class DockerBackend:
                     raise SandboxError(f"the container ended during a start-up job ({why})")
                 results.append(result_from_document(frame[0], duration_s=time.monotonic() - t0))
         except _Unboxable:
-            preface.results.set_result(None)  # single-use containers from now on: elsewhere
+            _settle(preface.results)  # single-use containers from now on: elsewhere
             raise
         except InfrastructureFault:
             with self._lock:
@@ -419,14 +434,17 @@ class DockerBackend:
                     self._preface = preface  # the next container runs them
                     preface = None  # type: ignore[assignment]
             if preface is not None:
-                preface.results.set_result(None)
+                _settle(preface.results)
             raise
         except BaseException as exc:
-            preface.results.set_exception(
-                SandboxError(f"start-up jobs in the run's first container: {exc or type(exc)}")
+            _settle(
+                preface.results,
+                error=SandboxError(
+                    f"start-up jobs in the run's first container: {exc or type(exc)}"
+                ),
             )
             raise
-        preface.results.set_result(results)
+        _settle(preface.results, results)
 
     def engine_back(self) -> None:
         """The engine came back after an outage a run did not wait out (the run stopped):

@@ -196,3 +196,36 @@ async def test_the_run_asks_for_its_container_before_it_sets_up_the_llm_client(
         assert runtime.canary_runs == 1
     finally:
         await runtime.aclose()
+
+
+async def test_a_run_that_gives_up_on_its_canaries_leaves_its_first_container_serving(
+    sandbox_images: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that stops while the canaries run in its first container (its LLM endpoint
+    refused, Ctrl-C) cancels the future it awaited.  The container finishes them and serves
+    on, and no thread of the pool dies on the cancelled future (it did: `InvalidStateError`
+    in the pool's thread, a traceback on the command's stderr under its one-line error)."""
+    import threading
+
+    from harness.core.config import EvaluatorConfig
+
+    died: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: died.append(args.exc_value))
+    runtime = Runtime()
+    try:
+        # One warm container: the job waits for the one that runs the canaries first.
+        ev = EvaluatorConfig(pool_size=1)
+        backend = await runtime.backend(ev, "r", wait_for_canaries=False)
+        inner = backend.inner
+        assert isinstance(inner, DockerBackend)
+        results = inner.canaries_first("python-eval", doctor.startup_jobs())
+        assert results.cancel()  # the waiter gave up before the container took them
+        job = doctor.canary_job(("honest",))  # python-eval, as armed
+        await inner.prewarm(job)
+        result = await asyncio.wait_for(inner.run(job), timeout=120)
+        assert result.status == "ok", result
+        # Served by the container that ran the canaries (not discarded for a new one).
+        assert inner.served_by[0] == inner.history[0]
+        assert died == []
+    finally:
+        await runtime.aclose()
