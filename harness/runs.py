@@ -543,13 +543,14 @@ async def open_services(
     server and endpoint clients); without one the run is a Runtime of one, closed with it."""
     from harness.evaluation.driver import TaskEvaluator
     from harness.llm.usage import UsageMeter
-    from harness.runtime import Runtime
+    from harness.runtime import Runtime, lone_run_containers
 
     resolved = resolve_llm_config(plan.config.llm)  # already resolved: this reads the key
     notices = list(dict.fromkeys([*plan.notes, *resolved.notes]))  # plan_run has some already
     async with AsyncExitStack() as stack:
         if runtime is None:
-            runtime = await stack.enter_async_context(Runtime())
+            cap = plan.config.evaluator.max_concurrent or lone_run_containers()
+            runtime = await stack.enter_async_context(Runtime(max_containers=cap))
         shared = runtime
         ev = plan.config.evaluator
         limits = plan.task.card.limits.to_limits()
@@ -667,6 +668,10 @@ async def execute(
                 f"general.max_parallel_iterations={parallel} ignored: {plan.spec.name} runs its "
                 "iterations one at a time (each depends on the previous one's outcome)"
             )
+        elif parallel > 1 and (prewarm := getattr(services.evaluator, "prewarm", None)):
+            # Containers for every iteration in flight start now, while the first one (asked
+            # for at start-up) runs the canaries and the seed: the first wave finds them ready.
+            await prewarm(parallel)
         try:
             return await _drive(
                 plan, store, services, scaffold, run_id, on_start, on_progress, stop, on_notice

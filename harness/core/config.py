@@ -124,6 +124,11 @@ class EvaluatorConfig(StrictModel):
     memory_mb: int | None = Field(None, ge=64, le=65536)
     #: Warm containers kept ready per job shape; ``None`` sizes the pool to the machine.
     pool_size: int | None = Field(None, ge=0, le=64)
+    #: Evaluations of this run at once (parallel iterations beyond it wait for a turn);
+    #: ``None``: one per core (at least two) for a lone ``galapagos run``, whose evaluations are
+    #: mostly CPU-bound; a benchmark's or the hub's runs share their machine's cap.  Raise it
+    #: for evaluators that mostly wait (a remote service, I/O).
+    max_concurrent: int | None = Field(None, ge=1, le=64)
     #: Docker only: how long an evaluation waits for an unreachable engine (restarting, or
     #: stopped) before the run stops as interrupted, resumable (seconds).
     engine_wait_s: float = Field(300.0, gt=0, le=86400)

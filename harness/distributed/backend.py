@@ -105,14 +105,17 @@ class RayBackend:
                 return dataclasses.replace(result, infra_retries=(*result.infra_retries, *faults))
             return result
 
-    async def prewarm(self, job: Job) -> None:
-        """Every node starts warming containers for this run's jobs (does not wait long)."""
+    async def prewarm(self, job: Job, demand: int | None = None) -> None:
+        """Every node starts warming containers for this run's jobs (does not wait long);
+        ``demand`` (jobs at once) is shared among the nodes."""
         files = self._files(job)
         slim = dataclasses.replace(job, files={})
-        for node in self.cluster.nodes:
+        nodes = list(self.cluster.nodes)
+        share = None if demand is None else max(1, -(-demand // max(1, len(nodes))))
+        for node in nodes:
             try:
                 await self._prepare(node, job)
-                await node.actor.prewarm.remote(self.options, slim, files)
+                await node.actor.prewarm.remote(self.options, slim, files, share)
             except self.ray.exceptions.RayActorError as exc:
                 await self.cluster.lost(node, _first_line(exc))
 

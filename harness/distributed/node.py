@@ -95,9 +95,11 @@ class NodeAgent:
             self.inflight -= 1
             self.jobs += 1
 
-    async def prewarm(self, options: Mapping[str, Any], job: Job, files: list[Any]) -> None:
+    async def prewarm(
+        self, options: Mapping[str, Any], job: Job, files: list[Any], demand: int | None = None
+    ) -> None:
         handle = await self._backend(options, job.labels.get("galapagos.run"))
-        await handle.prewarm(dataclasses.replace(job, files=await self._task_files(files)))
+        await handle.prewarm(dataclasses.replace(job, files=await self._task_files(files)), demand)
 
     async def release(self, run_id: str) -> None:
         """The run ended: drop its warm containers now."""

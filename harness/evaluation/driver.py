@@ -109,12 +109,15 @@ class TaskEvaluator(BaseEvaluator):
             labels=all_labels,
         )
 
-    async def prewarm(self) -> None:
-        """Ask the backend to pre-start containers for this task (no-op if it cannot)."""
+    async def prewarm(self, demand: int | None = None) -> None:
+        """Ask the backend to pre-start containers for this task (no-op if it cannot);
+        ``demand``: evaluations that will run at once (the run's parallel iterations), so that
+        containers for all of them start before the first."""
         self._prewarmed = True
         prewarm = getattr(self.backend, "prewarm", None)
         if prewarm is not None:
-            await prewarm(self.job(self.task.card.stages[0], ""))
+            job = self.job(self.task.card.stages[0], "")
+            await (prewarm(job) if demand is None else prewarm(job, demand))
 
     async def preflight(self) -> None:
         """A compat folder's needs (Python packages, commands) looked up in its image before

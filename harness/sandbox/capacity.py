@@ -3,8 +3,10 @@
 Runs that share a backend (a benchmark's cells, the hub's workers) each see their own handle:
 jobs go through one semaphore, so at most ``cap`` evaluation containers run jobs at once across
 all of them, and closing a handle only drops that run's warm containers (the backend stays up
-for the others; its owner closes it).  A handle may carry a ``gate`` (the Runtime's start-up
-canaries): every job awaits it first, so no job runs before it passed, whatever the caller.
+for the others; its owner closes it).  A handle may also carry its run's own cap (``own``:
+``evaluator.max_concurrent``), taken before the shared one, and a ``gate`` (the Runtime's
+start-up canaries): every job awaits it first, so no job runs before it passed, whatever the
+caller.
 """
 
 from __future__ import annotations
@@ -48,12 +50,15 @@ class CappedBackend:
         slot: SharedSlot,
         run_id: str | None,
         gate: Callable[[], Awaitable[None]] | None = None,
+        own: SharedSlot | None = None,
     ) -> None:
         self.inner = inner
         self.slot = slot
         self.run_id = run_id
         self.name = inner.name
         self.gate = gate
+        #: The run's own cap (None: only the shared one).
+        self.own = own
 
     async def ready(self) -> None:
         """Wait for the gate (raises if it failed: e.g. a start-up canary got through)."""
@@ -62,7 +67,10 @@ class CappedBackend:
 
     async def run(self, job: Job) -> EvalResult:
         await self.ready()
-        async with self.slot:
+        if self.own is None:
+            async with self.slot:
+                return await self.inner.run(job)
+        async with self.own, self.slot:
             return await self.inner.run(job)
 
     def image_id(self, name: str) -> str | None:
@@ -70,10 +78,10 @@ class CappedBackend:
         find = getattr(self.inner, "image_id", None)
         return find(name) if find is not None else None
 
-    async def prewarm(self, job: Job) -> None:
+    async def prewarm(self, job: Job, demand: int | None = None) -> None:
         prewarm = getattr(self.inner, "prewarm", None)
         if prewarm is not None:
-            await prewarm(job)
+            await (prewarm(job) if demand is None else prewarm(job, demand))
 
     async def aclose(self) -> None:
         release = getattr(self.inner, "release_run", None)

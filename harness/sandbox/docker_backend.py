@@ -361,21 +361,24 @@ class DockerBackend:
                 else:
                     self._discard(started)
 
-    async def prewarm(self, job: Job) -> None:
-        """Start filling the warm pool for jobs shaped like ``job`` (does not wait for it)."""
+    async def prewarm(self, job: Job, demand: int | None = None) -> None:
+        """Start filling the warm pool for jobs shaped like ``job`` (does not wait for it);
+        ``demand``: how many of them will run at once (a run's parallel iterations)."""
         if self.pool is not None:
+            key = self._cached_key(job)
             # Resolving the image may build it: keep that off the event loop.
             try:
-                key = await asyncio.get_running_loop().run_in_executor(
-                    self._executor, self._resolve, job
-                )
+                if key is None:
+                    key = await asyncio.get_running_loop().run_in_executor(
+                        self._executor, self._resolve, job
+                    )
             except InfrastructureFault as exc:  # the job itself will wait for the engine
                 log.debug("not prewarming: %s", exc)
                 self._drop_preface()
                 return
             if self._preface is not None and self._tags.get(self._preface.image) != key.image:
                 self._drop_preface()  # this run's image is another: no container will run them
-            self.pool.want(key)
+            self.pool.want(key, demand)
         else:
             self._drop_preface()
 

@@ -64,7 +64,7 @@ class LocalBackend:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._run_sync, job)
 
-    async def prewarm(self, job: Job) -> None:
+    async def prewarm(self, job: Job, demand: int | None = None) -> None:
         """Nothing to pre-start locally (kept for interface parity with DockerBackend)."""
 
     async def aclose(self) -> None:

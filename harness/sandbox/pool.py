@@ -54,7 +54,8 @@ class WarmPool(Generic[W]):
 
     ``spare``: containers (ready, starting or coming back, and with ``reused`` the busy ones)
     the creators keep per wanted key before demand raised it (default ``size``); ``demand``:
-    jobs expected at once, the least the target becomes once a key's first job was taken.
+    jobs expected at once, the least the target becomes once a key's first job was taken (a
+    key's own, given to ``want``, raises its target at once).
     """
 
     def __init__(
@@ -88,6 +89,8 @@ class WarmPool(Generic[W]):
         self._returning: dict[PoolKey, int] = {}
         self._busy: dict[PoolKey, int] = {}
         self._target: dict[PoolKey, int] = {}
+        #: Per key, the jobs its caller expects at once (``want``; default ``demand``).
+        self._demands: dict[PoolKey, int] = {}
         self._waiting: dict[PoolKey, int] = {}
         self._wanted: dict[PoolKey, float] = {}
         self._missed: set[PoolKey] = set()
@@ -106,13 +109,21 @@ class WarmPool(Generic[W]):
         for thread in self._threads:
             thread.start()
 
-    def want(self, key: PoolKey) -> None:
-        """Start (or keep) filling the pool for ``key``."""
+    def want(self, key: PoolKey, demand: int | None = None) -> None:
+        """Start (or keep) filling the pool for ``key``; ``demand``: its jobs expected at once
+        (a run's parallel iterations), when the caller knows them.  A demand above one raises
+        the key's target at once: containers for all of those jobs start before its first job
+        (the first of them may still be starting: the others start beside it)."""
         with self._cond:
             new = key not in self._wanted
             self._wanted[key] = time.monotonic()
             self._ready.setdefault(key, deque())
-            if new:
+            raised = demand is not None and max(1, demand) != self._demands.get(key, self.demand)
+            if demand is not None:
+                self._demands[key] = max(1, demand)
+            if raised and self._demands[key] > 1:
+                self._raise_target(key)
+            if new or raised:
                 self._cond.notify_all()
 
     def take(self, key: PoolKey) -> W | None:
@@ -229,6 +240,7 @@ class WarmPool(Generic[W]):
                 idle.extend(self._ready.pop(key, deque()))
                 self._missed.discard(key)
                 self._target.pop(key, None)
+                self._demands.pop(key, None)
             self._wake()
         for item in idle:
             self._discard(item)
@@ -243,7 +255,8 @@ class WarmPool(Generic[W]):
     def _raise_target(self, key: PoolKey) -> None:
         """Demand: one container more than the most jobs this key had in flight (at most
         ``size``), counting the busy ones."""
-        want = min(self.size, max(self._busy.get(key, 0), self.demand) + 1)
+        demand = self._demands.get(key, self.demand)
+        want = min(self.size, max(self._busy.get(key, 0), demand) + 1)
         if want > self._target.get(key, self.spare):
             self._target[key] = want
 
@@ -261,6 +274,7 @@ class WarmPool(Generic[W]):
             if now - last > self._idle_ttl and not self._busy.get(key):
                 del self._wanted[key]
                 self._target.pop(key, None)
+                self._demands.pop(key, None)
                 for stale in self._ready.pop(key, deque()):
                     self._discard(stale)
         for key in self._wanted:

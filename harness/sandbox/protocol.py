@@ -77,9 +77,11 @@ class SandboxBackend(Protocol):
     """Runs jobs.  Implementations: ``LocalBackend`` (unsafe, subprocess) and ``DockerBackend``.
 
     Optional extension (not part of the protocol, looked up with ``getattr``):
-    ``async prewarm(job)`` starts preparing sandboxes shaped like ``job`` (warm pool) and
-    returns without waiting.  A job's ``labels["galapagos.run"]`` names the run its containers
-    belong to (warm containers are pooled per run).
+    ``async prewarm(job, demand=None)`` starts preparing sandboxes shaped like ``job`` (warm
+    pool) and returns without waiting; ``demand``, when given, is how many such jobs will run at
+    once (a run's parallel iterations; it is passed only when known).  A job's
+    ``labels["galapagos.run"]`` names the run its containers belong to (warm containers are
+    pooled per run).
     """
 
     name: str

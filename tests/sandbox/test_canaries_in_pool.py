@@ -176,9 +176,9 @@ async def test_the_run_asks_for_its_container_before_it_sets_up_the_llm_client(
     real_want, real_client = WarmPool.want, harness.llm.client.LLMClient
     runtime = Runtime()
 
-    def want(self: WarmPool[Any], key: Any) -> None:
+    def want(self: WarmPool[Any], key: Any, demand: int | None = None) -> None:
         seen.append("container asked for")
-        real_want(self, key)
+        real_want(self, key, demand)
 
     def client(*args: Any, **kwargs: Any) -> Any:
         seen.append("client made" + (" after the canaries" if runtime._canaries_passed else ""))
@@ -229,3 +229,42 @@ async def test_a_run_that_gives_up_on_its_canaries_leaves_its_first_container_se
         assert died == []
     finally:
         await runtime.aclose()
+
+
+@pytest.mark.parametrize(("scaffold", "demand"), [("topk", 3), ("adaevolve", None)])
+async def test_a_parallel_run_asks_its_pool_for_a_container_per_iteration_in_flight(
+    scaffold: str,
+    demand: int | None,
+    sandbox_images: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Containers for every parallel iteration start before its first wave (the Runtime's
+    shared backend once lost this); a scaffold that runs one iteration at a time asks for
+    none beyond its own."""
+    from harness.sandbox.pool import WarmPool
+
+    asked: list[tuple[str | None, int | None]] = []
+    real = WarmPool.want
+
+    def want(self: WarmPool[Any], key: Any, demand: int | None = None) -> None:
+        asked.append((key.run, demand))
+        real(self, key, demand)
+
+    monkeypatch.setattr(WarmPool, "want", want)
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    runtime = Runtime()
+    plan = plan_run(
+        scaffold=scaffold, task="function_minimization", iterations=0,
+        overrides=["general.max_parallel_iterations=3"],
+    )  # fmt: skip
+    try:
+        summary = await execute(plan, store, runtime=runtime)
+        assert summary.status == "completed"
+    finally:
+        await runtime.aclose()
+    mine = [d for run, d in asked if run == summary.run_id]
+    assert mine, asked
+    assert max((d or 1) for d in mine) == (demand or 1)
+    if demand is not None:
+        assert demand in mine

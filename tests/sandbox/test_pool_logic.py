@@ -100,3 +100,46 @@ def test_a_flush_drops_every_ready_item_and_the_pool_refills_with_new_ones() -> 
         assert None not in fresh and not set(fresh) & set(fake.discarded)
     finally:
         pool.close()
+
+
+def test_a_keys_demand_starts_containers_for_all_its_jobs_before_the_first() -> None:
+    """Zygote-style pool (one spare before a key's first job): a run that says how many jobs it
+    runs at once has containers for all of them (and one more) before it takes the first, so
+    its first wave of parallel iterations does not wait for starts; another key keeps one."""
+    fake = Fake()
+    pool = WarmPool(
+        fake.start, fake.discard, size=8, creators=2, spare=1, reused=True, refill_delay_s=0.0
+    )
+    try:
+        pool.want(KEY)
+        pool.want(OTHER)
+        wait_for(lambda: pool.idle() == 2)
+        time.sleep(0.2)
+        assert pool.idle() == 2  # one spare per key until demand raises it
+        pool.want(KEY, demand=4)
+        wait_for(lambda: pool.idle() == 6)  # KEY: 4 jobs + 1 spare; OTHER: its one
+        time.sleep(0.2)
+        assert pool.idle() == 6
+        taken = [pool.take(KEY) for _ in range(5)]
+        assert None not in taken and pool.take(OTHER) is not None
+    finally:
+        pool.close()
+
+
+def test_a_keys_demand_is_capped_by_the_pool_size_and_dropped_with_the_key() -> None:
+    fake = Fake()
+    pool = WarmPool(
+        fake.start, fake.discard, size=3, creators=2, spare=1, reused=True, refill_delay_s=0.0
+    )
+    try:
+        pool.want(KEY, demand=16)
+        wait_for(lambda: pool.idle() == 3)
+        time.sleep(0.2)
+        assert pool.idle() == 3
+        assert pool.drop(lambda key: False) == 3
+        pool.want(KEY)  # wanted again, by a run that did not say: one spare, not 16
+        wait_for(lambda: pool.idle() == 1)
+        time.sleep(0.2)
+        assert pool.idle() == 1
+    finally:
+        pool.close()
