@@ -49,6 +49,7 @@ CLIENT_KEYS = (
     "evaluator.timeout_s",
     "evaluator.memory_mb",
     "evaluator.engine_wait_s",
+    "evaluator.max_concurrent",
     "population.*",
     "selection_policy.*",
     "prompt.*",

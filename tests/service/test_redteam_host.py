@@ -210,6 +210,7 @@ def test_the_client_keys_still_configure_a_run(client: TestClient, auth: dict[st
                 "llm.offline.seed=3",
                 "evaluator.timeout_s=20",
                 "evaluator.engine_wait_s=2",
+                "evaluator.max_concurrent=1",
                 "prompt.max_feedback_chars=500",
                 "selection_policy.num_inspirations=2",
             ],
