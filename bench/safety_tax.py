@@ -15,8 +15,8 @@ offline model in a process of its own: a mutation operator, not an LLM).  Sectio
 ``loaded``    the same while an unrelated job saturates every core (one busy loop per core).
               Goal: Galapagos/OpenEvolve no worse than in ``e2e``.
 ``parallel``  speed-up of 4 parallel iterations over 1 with a 500 ms endpoint, for every scaffold
-              that allows parallel iterations (median spans of ``--repeat`` pairs).  Goal ≥ 3.6×
-              (90 % efficiency).
+              that allows parallel iterations, on the same work (the median of ``--repeat``
+              pairs; see :func:`section_parallel`).  Goal ≥ 3.6× (90 % efficiency).
 ``fast``      OpenEvolve's function_minimization (a fast evaluator), 30 iterations: Galapagos
               against OpenEvolve.  Goal ≤ 2×.
 ``cli``       ``galapagos --version`` and ``galapagos runs``.  Goal ≤ 0.3 s.
@@ -468,38 +468,54 @@ def compare_e2e(args: argparse.Namespace, report: Report, label: str) -> float |
 
 
 def section_parallel(args: argparse.Namespace, report: Report) -> None:
-    """``--repeat`` pairs of runs (one at a time, four at once) per scaffold; the speed-up of the
-    median spans.  The two runs of a pair search apart (their programs differ), so one may run
-    more cascade stages than the other (each ≈0.1 s of CPU): a single pair's ratio moves with
-    them (3.5–4.0× for the same code), the median of several less."""
+    """``--repeat`` pairs of runs (one at a time, four at once) per scaffold.
+
+    The two runs of a pair search apart (their programs differ), so one may run more cascade
+    stages than the other: a program past the first stage's threshold runs the second too
+    (≈0.1 s of CPU).  A pair of 41 stages one at a time against 65 four at once compares
+    different work, and its plain ratio (the runs' spans) moves with it (3.3–4.3× for the same
+    code).  The goal is judged on the same work: the run one at a time as if it had run the
+    other's stages, each costing what its own stages cost on average (time in evaluation,
+    measured in the container, over its stages); the plain ratio is printed beside it."""
     folder = args.oe / "circle_packing"
     with shared_endpoint(args.seed, latency=0.5) as api_base, tempfile.TemporaryDirectory() as t:
         for scaffold in args.scaffolds.split(","):
-            spans: dict[int, list[float]] = {1: [], 4: []}
-            walls: dict[int, list[float]] = {1: [], 4: []}
-            stages: dict[int, list[int]] = {1: [], 4: []}
+            runs: dict[int, list[dict[str, Any]]] = {1: [], 4: []}
             for _ in range(max(1, args.repeat)):
                 for parallel in (1, 4):
-                    out = galapagos_run(
-                        folder, scaffold, args.parallel_iterations, args.seed, api_base, Path(t),
-                        ("--set", f"general.max_parallel_iterations={parallel}"),
-                    )  # fmt: skip
-                    spans[parallel].append(out["run_s"])
-                    walls[parallel].append(out["wall_s"])
-                    stages[parallel].append(out["stages"])
-            span = {p: statistics.median(v) for p, v in spans.items()}
-            wall = {p: statistics.median(v) for p, v in walls.items()}
-            pairs = [one / four for one, four in zip(spans[1], spans[4], strict=True)]
+                    runs[parallel].append(
+                        galapagos_run(
+                            folder,
+                            scaffold,
+                            args.parallel_iterations,
+                            args.seed,
+                            api_base,
+                            Path(t),
+                            ("--set", f"general.max_parallel_iterations={parallel}"),
+                        )  # fmt: skip
+                    )
+            plain = [a["run_s"] / b["run_s"] for a, b in zip(runs[1], runs[4], strict=True)]
+            same = [
+                (a["run_s"] + a["eval_s"] / a["stages"] * (b["stages"] - a["stages"])) / b["run_s"]
+                for a, b in zip(runs[1], runs[4], strict=True)
+            ]
+            span = {p: statistics.median(r["run_s"] for r in v) for p, v in runs.items()}
+            wall = {p: statistics.median(r["wall_s"] for r in v) for p, v in runs.items()}
             report.row(
-                "parallel", f"{scaffold}: speed-up of 4 over 1 (median run {span[1]:.1f} → "
-                f"{span[4]:.1f} s of {len(pairs)} pairs, each pair {min(pairs):.2f}–"
-                f"{max(pairs):.2f}×; whole process {wall[1]:.1f} → {wall[4]:.1f} s, "
-                f"{wall[1] / wall[4]:.2f}×)", span[1] / span[4], "×", ratio=None,
-                goal=3.6, higher=True,
+                "parallel", f"{scaffold}: speed-up of 4 over 1, same work (median of "
+                f"{len(same)} pairs, each {min(same):.2f}–{max(same):.2f}×)",
+                statistics.median(same), "×", ratio=None, goal=3.6, higher=True,
+            )  # fmt: skip
+            report.row(
+                "parallel", f"{scaffold}: plain speed-up (median run {span[1]:.1f} → "
+                f"{span[4]:.1f} s, each pair {min(plain):.2f}–{max(plain):.2f}×; whole process "
+                f"{wall[1]:.1f} → {wall[4]:.1f} s, {wall[1] / wall[4]:.2f}×)",
+                span[1] / span[4], "×",
             )  # fmt: skip
             report.note(
-                f"parallel: {scaffold}: one at a time ran {stages[1]} cascade stages, four at "
-                f"once {stages[4]} (for {args.parallel_iterations} iterations and the seed)"
+                f"parallel: {scaffold}: one at a time ran {[r['stages'] for r in runs[1]]} "
+                f"cascade stages, four at once {[r['stages'] for r in runs[4]]} (for "
+                f"{args.parallel_iterations} iterations and the seed)"
             )
 
 
