@@ -549,8 +549,11 @@ async def open_services(
     notices = list(dict.fromkeys([*plan.notes, *resolved.notes]))  # plan_run has some already
     async with AsyncExitStack() as stack:
         if runtime is None:
+            # Its cap on evaluations at once, and a warm container more than that.
             cap = plan.config.evaluator.max_concurrent or lone_run_containers()
-            runtime = await stack.enter_async_context(Runtime(max_containers=cap))
+            runtime = await stack.enter_async_context(
+                Runtime(max_containers=cap, pool_size=cap + 1)
+            )
         shared = runtime
         ev = plan.config.evaluator
         limits = plan.task.card.limits.to_limits()
@@ -668,11 +671,14 @@ async def execute(
                 f"general.max_parallel_iterations={parallel} ignored: {plan.spec.name} runs its "
                 "iterations one at a time (each depends on the previous one's outcome)"
             )
-        elif parallel > 1 and (prewarm := getattr(services.evaluator, "prewarm", None)):
-            # Containers for every iteration in flight start now, while the first one (asked
-            # for at start-up) runs the canaries and the seed: the first wave finds them ready.
-            await prewarm(parallel)
         try:
+            if parallel > 1 and scaffold.parallel_ok:
+                prewarm = getattr(services.evaluator, "prewarm", None)
+                if prewarm is not None:
+                    # Containers for the iterations in flight (as many as the run's caps let
+                    # run at once) start now, while its first one (asked for at start-up) runs
+                    # the canaries and the seed: the first wave finds them ready.
+                    await prewarm(parallel)
             return await _drive(
                 plan, store, services, scaffold, run_id, on_start, on_progress, stop, on_notice
             )

@@ -126,8 +126,9 @@ class EvaluatorConfig(StrictModel):
     pool_size: int | None = Field(None, ge=0, le=64)
     #: Evaluations of this run at once (parallel iterations beyond it wait for a turn);
     #: ``None``: one per core (at least two) for a lone ``galapagos run``, whose evaluations are
-    #: mostly CPU-bound; a benchmark's or the hub's runs share their machine's cap.  Raise it
-    #: for evaluators that mostly wait (a remote service, I/O).
+    #: mostly CPU-bound (its warm pool keeps one container more); a benchmark's or the hub's
+    #: runs share their machine's cap.  Raise it for evaluators that mostly wait (a remote
+    #: service, I/O).
     max_concurrent: int | None = Field(None, ge=1, le=64)
     #: Docker only: how long an evaluation waits for an unreachable engine (restarting, or
     #: stopped) before the run stops as interrupted, resumable (seconds).

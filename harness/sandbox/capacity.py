@@ -79,6 +79,9 @@ class CappedBackend:
         return find(name) if find is not None else None
 
     async def prewarm(self, job: Job, demand: int | None = None) -> None:
+        """``demand``: the run's jobs at once, at most what its caps let run at once."""
+        if demand is not None:
+            demand = min(demand, self.slot.cap, self.own.cap if self.own else demand)
         prewarm = getattr(self.inner, "prewarm", None)
         if prewarm is not None:
             await (prewarm(job) if demand is None else prewarm(job, demand))

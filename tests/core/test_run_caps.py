@@ -45,19 +45,19 @@ async def test_a_runs_own_cap_bounds_its_evaluations_at_once(
         # own the run overlaps its evaluations (so the capped cases below can fail).
         assert handle.own is None and runtime.peak_jobs >= 2
     else:
-        assert handle.own.cap == own and handle.own.peak == own
-        assert runtime.peak_jobs == own
+        assert handle.own.cap == own and 1 <= handle.own.peak <= own
+        assert 1 <= runtime.peak_jobs <= own
 
 
 @pytest.mark.parametrize(("cores", "own", "cap"), [(3, None, 3), (1, None, 2), (3, 7, 7)])
 async def test_a_lone_run_runs_one_evaluation_per_core_unless_its_config_says(
     cores: int, own: int | None, cap: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    caps: list[int | None] = []
+    caps: list[tuple[int | None, int | None]] = []
     real = Runtime.__init__
 
     def init(self: Runtime, **kwargs: Any) -> None:
-        caps.append(kwargs.get("max_containers"))
+        caps.append((kwargs.get("max_containers"), kwargs.get("pool_size")))
         real(self, **kwargs)
 
     monkeypatch.setattr(Runtime, "__init__", init)
@@ -65,4 +65,4 @@ async def test_a_lone_run_runs_one_evaluation_per_core_unless_its_config_says(
     plan = _plan(1, *([f"evaluator.max_concurrent={own}"] if own else []))
     summary = await execute(plan, SQLiteStore(tmp_path / "s.sqlite"))
     assert summary.status == "completed"
-    assert caps == [cap]
+    assert caps == [(cap, cap + 1)]  # a warm container more than it runs at once

@@ -231,17 +231,20 @@ async def test_a_run_that_gives_up_on_its_canaries_leaves_its_first_container_se
         await runtime.aclose()
 
 
-@pytest.mark.parametrize(("scaffold", "demand"), [("topk", 3), ("adaevolve", None)])
+@pytest.mark.parametrize(
+    ("scaffold", "own", "demand"), [("topk", None, 3), ("topk", 2, 2), ("adaevolve", None, None)]
+)
 async def test_a_parallel_run_asks_its_pool_for_a_container_per_iteration_in_flight(
     scaffold: str,
+    own: int | None,
     demand: int | None,
     sandbox_images: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
     """Containers for every parallel iteration start before its first wave (the Runtime's
-    shared backend once lost this); a scaffold that runs one iteration at a time asks for
-    none beyond its own."""
+    shared backend once lost this), as many as the run's own cap lets run at once; a scaffold
+    that runs one iteration at a time asks for none beyond its own."""
     from harness.sandbox.pool import WarmPool
 
     asked: list[tuple[str | None, int | None]] = []
@@ -256,7 +259,10 @@ async def test_a_parallel_run_asks_its_pool_for_a_container_per_iteration_in_fli
     runtime = Runtime()
     plan = plan_run(
         scaffold=scaffold, task="function_minimization", iterations=0,
-        overrides=["general.max_parallel_iterations=3"],
+        overrides=[
+            "general.max_parallel_iterations=3",
+            *([f"evaluator.max_concurrent={own}"] if own else []),
+        ],
     )  # fmt: skip
     try:
         summary = await execute(plan, store, runtime=runtime)

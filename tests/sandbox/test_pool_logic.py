@@ -139,6 +139,8 @@ def test_a_keys_demand_is_capped_by_the_pool_size_and_dropped_with_the_key() -> 
         assert pool.drop(lambda key: False) == 3
         pool.want(KEY)  # wanted again, by a run that did not say: one spare, not 16
         wait_for(lambda: pool.idle() == 1)
+        assert pool.take(KEY) is not None  # one busy: one more ready (a stale 16 wants 3)
+        wait_for(lambda: pool.idle() == 1)
         time.sleep(0.2)
         assert pool.idle() == 1
     finally:
