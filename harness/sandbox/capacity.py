@@ -12,6 +12,7 @@ caller.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 
 from harness.core.records import EvalResult
@@ -67,10 +68,7 @@ class CappedBackend:
 
     async def run(self, job: Job) -> EvalResult:
         await self.ready()
-        if self.own is None:
-            async with self.slot:
-                return await self.inner.run(job)
-        async with self.own, self.slot:
+        async with self.own or contextlib.nullcontext(), self.slot:
             return await self.inner.run(job)
 
     def image_id(self, name: str) -> str | None:

@@ -66,3 +66,18 @@ async def test_a_lone_run_runs_one_evaluation_per_core_unless_its_config_says(
     summary = await execute(plan, SQLiteStore(tmp_path / "s.sqlite"))
     assert summary.status == "completed"
     assert caps == [(cap, cap + 1)]  # a warm container more than it runs at once
+
+
+async def test_a_runs_own_cap_above_the_shared_one_cannot_raise_it(tmp_path: Path) -> None:
+    """``evaluator.max_concurrent`` is a client key on the hub: a client asking for more than
+    the hub's cap still gets at most the hub's cap (the shared slot is taken as well)."""
+    runtime = Runtime(max_containers=1)
+    try:
+        summary = await execute(
+            _plan(8, "evaluator.max_concurrent=64"), SQLiteStore(tmp_path / "s.sqlite"),
+            runtime=runtime,
+        )  # fmt: skip
+        assert summary.status == "completed"
+    finally:
+        await runtime.aclose()
+    assert runtime.peak_jobs == 1

@@ -182,6 +182,8 @@ def _wait(c: httpx.Client, run_id: str, wanted: tuple[str, ...], timeout: float 
         "llm.api_key_env=AWS_SECRET_ACCESS_KEY",
         "general={log_prompts: false, x_dir: /tmp}",
         "prompt.system_message=" + "x" * 600,
+        "evaluator.max_concurrent=0",
+        "evaluator.max_concurrent=100000",
     ],
 )
 def test_overrides_that_name_host_paths_images_or_engine_settings_are_refused(
