@@ -74,6 +74,7 @@ from harness.sandbox.jobs import (
     result_from_document,
     task_digest,
     warm_modules,
+    warm_python,
 )
 from harness.sandbox.jobs import runner_config as make_runner_config
 from harness.sandbox.pool import PoolKey, WarmPool
@@ -532,6 +533,7 @@ class DockerBackend:
             job.limits,
             job.labels.get(ownership.RUN_LABEL),
             self._task(job) if job.mode == "sealed" else None,
+            warm_python(job),
         )
 
     def _warm(self, job: Job) -> tuple[str, ...]:
@@ -613,6 +615,7 @@ class DockerBackend:
             box=boxed,
             max_jobs=self.reuse if boxed else 1,
             tmpfs_mb=key.limits.tmpfs_mb,
+            warm_python=key.warm_python,
         )
         spec = ContainerSpec(
             image=key.image,

@@ -31,6 +31,8 @@ __all__ = [
     "result_from_document",
     "runner_config",
     "task_digest",
+    "warm_python",
+    "WARM_PYTHON_MODULES",
 ]
 
 STATUSES = frozenset(get_args(EvalStatus))
@@ -88,7 +90,23 @@ def warm_modules(job: Job) -> tuple[str, ...]:
                 wanted.append(name)
     for name in list(wanted):
         wanted.extend(_ALONG.get(name, ()))
+    if warm_python(job):
+        wanted.extend(WARM_PYTHON_MODULES)
     return tuple(dict.fromkeys(wanted))
+
+
+#: What the warm interpreter (``galapagos_sandbox.warm``) uses, imported before it forks.
+WARM_PYTHON_MODULES = ("marshal", "site", "socket", "subprocess")
+
+
+def warm_python(job: Job) -> bool:
+    """Whether the job's candidate process forks a warm interpreter before the job: compat
+    jobs only (their evaluator shares the candidate's process and uid anyway), and only when
+    the evaluator names ``sys.executable`` (it runs the program in a fresh interpreter, which
+    would import numpy all over again)."""
+    if job.mode != "compat":
+        return False
+    return b"sys.executable" in bytes(job.files.get(f"{job.evaluator_module}.py") or b"")
 
 
 def task_digest(job: Job) -> str:

@@ -33,6 +33,7 @@ from harness.sandbox.jobs import (
     failure_result,
     result_from_document,
     runner_config,
+    warm_python,
 )
 from harness.sandbox.protocol import Job
 
@@ -90,6 +91,7 @@ class LocalBackend:
             compat_path=str(_runtime.COMPAT_DIR),
             python=self.python,
             memory_mb=limits.memory_mb,
+            warm_python=warm_python(job),
         )
         env = minimal_env(pythonpath=str(_runtime.RUNTIME_DIR), home=work)
         proc = subprocess.Popen(  # noqa: S603 - our own runner, fixed argv

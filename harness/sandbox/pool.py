@@ -47,6 +47,8 @@ class PoolKey:
     #: Digest of the sealed task its containers install before ``ready`` (None: compat jobs,
     #: whose files travel with the job).
     task: str | None = None
+    #: Compat jobs whose evaluator runs ``[sys.executable, script]`` (``jobs.warm_python``).
+    warm_python: bool = False
 
 
 class WarmPool(Generic[W]):

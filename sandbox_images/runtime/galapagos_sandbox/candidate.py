@@ -110,7 +110,7 @@ class CandidateProcess:
                     os.execv(self.cfg.python, [*args, self.cfg.compat_path])
                 from galapagos_sandbox.worker import serve
 
-                serve(self.cfg.compat_path)
+                serve(self.cfg.compat_path, warm_python=self.cfg.warm_python)
             finally:
                 os._exit(70)
         for fd in (req_r, resp_w, out_w, err_w, devnull):
@@ -195,7 +195,7 @@ class CandidateProcess:
             os.execv(self.cfg.python, [*args, self.cfg.compat_path])
         from galapagos_sandbox.worker import serve
 
-        serve(self.cfg.compat_path)
+        serve(self.cfg.compat_path, warm_python=self.cfg.warm_python)
         os._exit(70)
 
     def kill(self) -> None:

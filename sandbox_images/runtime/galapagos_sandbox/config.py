@@ -51,6 +51,9 @@ _DEFAULTS: dict[str, Any] = {
     "max_jobs": 1,
     # Size of each box's /tmp (MiB).
     "tmpfs_mb": 64,
+    # Compat jobs whose evaluator runs ``[sys.executable, script]``: the candidate process
+    # forks a warm interpreter for it before the job (``galapagos_sandbox.warm``).
+    "warm_python": False,
 }
 
 
@@ -76,6 +79,7 @@ class RunnerConfig:
     box: bool
     max_jobs: int
     tmpfs_mb: int
+    warm_python: bool
 
     def __init__(self, **settings: Any) -> None:
         unknown = set(settings) - set(_DEFAULTS)

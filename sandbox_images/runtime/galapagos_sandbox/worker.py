@@ -191,8 +191,9 @@ def fresh_randomness() -> None:
             pass
 
 
-def serve(compat_path: str = "/opt/galapagos/compat") -> None:
-    """Answer requests until the runner closes the request pipe."""
+def serve(compat_path: str = "/opt/galapagos/compat", *, warm_python: bool = False) -> None:
+    """Answer requests until the runner closes the request pipe.  ``warm_python``: after the
+    first ``ping`` (before any job), fork the warm interpreter of :mod:`galapagos_sandbox.warm`."""
     fresh_randomness()
     try:
         sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
@@ -235,6 +236,14 @@ def serve(compat_path: str = "/opt/galapagos/compat") -> None:
         except ValueError as exc:
             data = encode_frame({"ok": False, "kind": "bad_output", "message": _safe_str(exc)})
         write_all(RESPONSE_FD, data)
+        if warm_python and op == "ping":
+            warm_python = False
+            try:
+                from galapagos_sandbox import warm
+
+                warm.start()
+            except Exception:  # noqa: BLE001, S110 - without it, a real interpreter runs
+                pass
 
 
 def install_site_builtins() -> None:

@@ -1,0 +1,148 @@
+"""The warm interpreter (``galapagos_sandbox.warm``) against a real one, on this host.
+
+Each probe program runs twice through ``subprocess.run([sys.executable, script, …])`` in a
+process that imported numpy, once with the warm interpreter started and once without; what
+the caller sees (exit status, stdout, stderr) must be the same, byte for byte.  A probe also
+checks that the warm run really was warm (numpy already imported), so a fallback to a real
+interpreter cannot pass for the fast path.  The boxed, in-container side is attacked in
+``tests/redteam/test_warm_python.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.sandbox import _runtime
+
+DRIVER = textwrap.dedent(
+    """
+    import json, os, subprocess, sys, time
+    import numpy  # the zygote's preload
+    warm = os.environ.pop("GLPG_WARM", "") == "1"
+    warm_pid = None
+    if warm:
+        from galapagos_sandbox import warm as w
+        w.start()
+        warm_pid = w._state["pid"]
+    kwargs = json.loads(sys.argv[1])
+    args = [sys.executable, *kwargs.pop("args")]
+    text = kwargs.pop("stdin_text", None)
+    p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, **kwargs)
+    out, err = p.communicate(text.encode() if text else None, timeout=30)
+    print(json.dumps([p.returncode, out.decode("utf-8", "replace"),
+                      err.decode("utf-8", "replace"), p.pid == warm_pid]))
+    """
+)
+
+PROBES = {
+    "exit code": "import sys\nprint('out')\nsys.exit(3)\n",
+    "exit message": "import sys\nsys.exit('leaving now')\n",
+    "exit none": "raise SystemExit\n",
+    "exit 256": "import sys\nsys.exit(256)\n",
+    "raises": "def f():\n    raise KeyError('k')\nprint('before')\nf()\n",
+    "syntax error": "x = (\n",
+    "name and argv": "import sys, os\nprint(__name__, sys.argv, __file__, os.getcwd())\n",
+    "path": "import sys\nprint(sys.path[0])\n",
+    "stdin": "import sys\nprint(sys.stdin.read().upper())\n",
+    "unicode": "print('π ≈ 3.14159 — ünïcödé')\n",
+    "stderr and stdout": (
+        "import sys\nprint('a')\nsys.stderr.write('b\\n')\nprint('c', file=sys.stderr)\n"
+    ),
+    "atexit": "import atexit\natexit.register(lambda: print('bye'))\nprint('hi')\n",
+    "thread joins at exit": (
+        "import threading, time\n"
+        "def late():\n    time.sleep(0.2)\n    print('thread done', flush=True)\n"
+        "threading.Thread(target=late).start()\nprint('main done')\n"
+    ),
+    "os._exit loses buffered output": "import os\nprint('lost')\nos._exit(5)\n",
+    "pickle a class of __main__": (
+        "import pickle\nclass P:\n    pass\nprint(type(pickle.loads(pickle.dumps(P()))).__name__)\n"
+    ),
+    "dataclass": (
+        "from dataclasses import dataclass\n@dataclass\nclass D:\n    x: int\nprint(D(1))\n"
+    ),
+    "environment": "import os\nprint(os.environ.get('GLPG_GIVEN'), 'GLPG_WARM' in os.environ)\n",
+    "nested interpreter": (
+        "import subprocess, sys\n"
+        "print(subprocess.run([sys.executable, '-c', 'print(40 + 2)'],"
+        " capture_output=True, text=True).stdout)\n"
+    ),
+    "numpy works": "import numpy as np\nprint(np.arange(4).sum(), np.linalg.norm([3, 4]))\n",
+}
+
+WARM_CHECK = "import sys\nprint('numpy' in sys.modules)\n"
+
+
+def _run(tmp_path: Path, source: str | None, *, warm: bool, **kwargs: object) -> list[object]:
+    """``[status, stdout, stderr, whether the warm interpreter ran it]``."""
+    script = tmp_path / "probe.py"
+    if source is not None:
+        script.write_text(source)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(_runtime.RUNTIME_DIR),
+        "GLPG_WARM": "1" if warm else "0",
+    }
+    call = {"args": [str(script), "one", "two"], "cwd": str(tmp_path), **kwargs}
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, json.dumps(call)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_warm_run_is_warm_and_a_plain_run_is_not(tmp_path: Path) -> None:
+    assert _run(tmp_path, WARM_CHECK, warm=True) == [0, "True\n", "", True]
+    assert _run(tmp_path, WARM_CHECK, warm=False) == [0, "False\n", "", False]
+
+
+@pytest.mark.parametrize("probe", sorted(PROBES))
+def test_a_program_behaves_as_in_a_fresh_interpreter(tmp_path: Path, probe: str) -> None:
+    extra: dict[str, object] = {}
+    if probe == "stdin":
+        extra["stdin_text"] = "shout"
+    if probe == "environment":
+        extra["env"] = {**os.environ, "PYTHONPATH": str(_runtime.RUNTIME_DIR),
+                        "GLPG_GIVEN": "given"}  # fmt: skip
+    *warm, taken = _run(tmp_path, PROBES[probe], warm=True, **extra)
+    *fresh, plain = _run(tmp_path, PROBES[probe], warm=False, **extra)
+    assert (taken, plain) == (True, False)
+    assert warm == fresh
+
+
+@pytest.mark.parametrize(
+    ("why", "args", "extra"),
+    [
+        ("a flag before the script", ["-u", "probe.py"], {}),
+        ("-c", ["-c", "import sys; print('numpy' in sys.modules)"], {}),
+        ("another interpreter setting", ["probe.py"], {"env": {"PYTHONHASHSEED": "7"}}),
+        ("a new session", ["probe.py"], {"start_new_session": True}),
+        ("a missing script", ["missing.py"], {}),
+    ],
+)
+def test_what_it_cannot_reproduce_exactly_runs_a_real_interpreter(
+    tmp_path: Path, why: str, args: list[str], extra: dict[str, object]
+) -> None:
+    (tmp_path / "probe.py").write_text(WARM_CHECK)
+    if "env" in extra:
+        extra = {"env": {**os.environ, "PYTHONPATH": str(_runtime.RUNTIME_DIR),
+                         **extra["env"]}}  # type: ignore[dict-item]  # fmt: skip
+    status, out, _err, taken = _run(tmp_path, None, warm=True, args=args, **extra)
+    assert taken is False, why
+    if why != "a missing script":
+        assert (status, out) == (0, "False\n"), why
+    else:
+        assert status == 2
