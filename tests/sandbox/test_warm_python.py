@@ -34,11 +34,23 @@ DRIVER = textwrap.dedent(
     kwargs = json.loads(sys.argv[1])
     args = [sys.executable, *kwargs.pop("args")]
     text = kwargs.pop("stdin_text", None)
-    p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, **kwargs)
-    out, err = p.communicate(text.encode() if text else None, timeout=30)
-    print(json.dumps([p.returncode, out.decode("utf-8", "replace"),
-                      err.decode("utf-8", "replace"), p.pid == warm_pid]))
+    if kwargs.pop("chdir_first", None):
+        os.chdir(kwargs.pop("cwd"))
+    threads = kwargs.pop("threads", 1)
+
+    def call():
+        p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, **kwargs)
+        out, err = p.communicate(text.encode() if text else None, timeout=30)
+        return [p.returncode, out.decode("utf-8", "replace"),
+                err.decode("utf-8", "replace"), p.pid == warm_pid]
+
+    if threads == 1:
+        print(json.dumps(call()))
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(threads) as pool:
+            print(json.dumps([f.result() for f in [pool.submit(call) for _ in range(threads)]]))
     """
 )
 
@@ -75,6 +87,13 @@ PROBES = {
         "print(subprocess.run([sys.executable, '-c', 'print(40 + 2)'],"
         " capture_output=True, text=True).stdout)\n"
     ),
+    "future annotations are the program's own": (
+        "class C:\n    x: int\nprint(C.__annotations__)\n"
+    ),
+    "objects of __main__ freed at exit": (
+        "class D:\n    def __del__(self):\n        print('freed')\nd = D()\nprint('end')\n"
+    ),
+    "chdir before the call": "import os\nprint(os.getcwd())\n",
     "numpy works": "import numpy as np\nprint(np.arange(4).sum(), np.linalg.norm([3, 4]))\n",
 }
 
@@ -114,6 +133,8 @@ def test_a_program_behaves_as_in_a_fresh_interpreter(tmp_path: Path, probe: str)
     extra: dict[str, object] = {}
     if probe == "stdin":
         extra["stdin_text"] = "shout"
+    if probe == "chdir before the call":
+        extra["chdir_first"] = True
     if probe == "environment":
         extra["env"] = {**os.environ, "PYTHONPATH": str(_runtime.RUNTIME_DIR),
                         "GLPG_GIVEN": "given"}  # fmt: skip
@@ -146,3 +167,10 @@ def test_what_it_cannot_reproduce_exactly_runs_a_real_interpreter(
         assert (status, out) == (0, "False\n"), why
     else:
         assert status == 2
+
+
+def test_calls_from_several_threads_at_once_each_get_their_own_run(tmp_path: Path) -> None:
+    source = "import sys, time\ntime.sleep(0.2)\nprint(sys.argv[1:])\n"
+    runs = _run(tmp_path, source, warm=True, threads=4)
+    assert [run[:3] for run in runs] == [[0, "['one', 'two']\n", ""]] * 4, runs
+    assert sum(bool(run[3]) for run in runs) <= 1, runs

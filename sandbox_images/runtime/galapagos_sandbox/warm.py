@@ -36,7 +36,7 @@ __all__ = ["start"]
 #: Environment variables that change how an interpreter starts: a ``Popen`` that sets one of
 #: them otherwise than the candidate process started with runs a real interpreter, except
 #: these two, which the warm interpreter applies itself.
-_STARTUP_PREFIX = "PYTHON"
+_STARTUP_PREFIX = ("PYTHON", "LC_", "OMP_", "OPENBLAS_", "MKL_", "NUMEXPR_", "LANG", "TZ")
 _APPLIED = frozenset({"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"})
 
 _state: dict[str, Any] = {}
@@ -46,6 +46,7 @@ def start() -> None:
     """Fork the warm interpreter and route the first fitting ``Popen`` to it (pre-job)."""
     import socket
     import subprocess
+    import threading
 
     if _state:
         return
@@ -66,7 +67,9 @@ def start() -> None:
     theirs.close()
     ours.set_inheritable(False)
     original = subprocess.Popen._execute_child
-    _state.update(pid=pid, sock=ours, env=env, original=original)
+    _state.update(pid=pid, sock=ours, env=env, original=original, lock=threading.Lock())
+    # A process forked from this one (multiprocessing) must not use it: not its child.
+    os.register_at_fork(after_in_child=_forget)
 
     def _execute_child(
         self: Any,
@@ -83,6 +86,10 @@ def start() -> None:
             original(self, args, executable, preexec_fn, close_fds, pass_fds, cwd, env, *rest)
 
     subprocess.Popen._execute_child = _execute_child  # type: ignore[method-assign]
+
+
+def _forget() -> None:
+    _state["sock"] = None
 
 
 def _fits(
@@ -121,6 +128,8 @@ def _fits(
         return None
     target = os.environ if env is None else env
     try:
+        if not all(type(k) is str and type(v) is str for k, v in target.items()):
+            return None
         for key in set(target) | set(_state["env"]):
             if not str(key).startswith(_STARTUP_PREFIX) or key in _APPLIED:
                 continue
@@ -146,29 +155,42 @@ def _hand_over(
     import marshal
     import socket
 
-    sock = _state.get("sock")
-    if (
-        sock is None
-        or _fits(args, executable, preexec_fn, close_fds, pass_fds, cwd, env, rest) is None
-    ):
-        return False
-    _state["sock"] = None  # one call only, whatever happens next
+    lock = _state.get("lock")
+    if lock is None or not lock.acquire(blocking=False):
+        return False  # another thread is handing its call over: this one runs for real
+    try:
+        sock = _state.get("sock")
+        if (
+            sock is None
+            or _fits(args, executable, preexec_fn, close_fds, pass_fds, cwd, env, rest) is None
+        ):
+            return False
+        _state["sock"] = None  # one call only, whatever happens next
+    finally:
+        lock.release()
     (_s, _c, _sh, p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite) = rest[:9]
-    target = dict(os.environ if env is None else env)
-    payload = marshal.dumps(
-        ([str(a) for a in args], cwd, {str(k): str(v) for k, v in target.items()})
-    )
+    target = dict(os.environ if env is None else env)  # all str: _fits checked
+    # The directory the child starts in, as the evaluator's process sees it now (the warm
+    # interpreter's own is the one it was forked in).
+    where = os.path.join(os.getcwd(), cwd) if cwd is not None else os.getcwd()
+    payload = marshal.dumps(([str(a) for a in args], where, target))
     fds = [
         p2cread if p2cread != -1 else 0,
         c2pwrite if c2pwrite != -1 else 1,
         errwrite if errwrite != -1 else 2,
     ]
     try:
-        socket.send_fds(sock, [len(payload).to_bytes(8, "little")], fds)
-        sock.sendall(payload)
+        socket.send_fds(sock, [len(payload).to_bytes(8, "little")], fds, socket.MSG_NOSIGNAL)
+        sock.sendall(payload, socket.MSG_NOSIGNAL)
         answer = sock.recv(64)
+    except TimeoutError:  # an evaluator's own alarm (OSError's subclass): its, not ours
+        _reap(_state["pid"])
+        raise
     except OSError:
         answer = b""
+    except BaseException:
+        _reap(_state["pid"])
+        raise
     finally:
         sock.close()
     if not answer.startswith(b"ok"):
@@ -209,7 +231,7 @@ def _idle(sock: Any, env: dict[str, str]) -> None:  # pragma: no cover - the war
     os.dup2(w, 1)
     os.dup2(w, 2)
     os.closerange(3, keep)
-    os.closerange(keep + 1, 1 << 16)
+    os.closerange(keep + 1, max(os.sysconf("SC_OPEN_MAX"), 1 << 16))
     _prepare()
     try:
         head, fds, _flags, _addr = socket.recv_fds(sock, 8, 3)
@@ -231,12 +253,11 @@ def _idle(sock: Any, env: dict[str, str]) -> None:  # pragma: no cover - the war
     for fd in fds:
         if fd > 2:
             os.close(fd)
-    if cwd is not None:
-        try:
-            os.chdir(cwd)
-        except OSError as exc:
-            sock.sendall(f"cwd {exc.errno}".encode())
-            os._exit(0)
+    try:
+        os.chdir(cwd)
+    except OSError as exc:
+        sock.sendall(f"cwd {exc.errno}".encode())
+        os._exit(0)
     sock.sendall(b"ok")
     sock.close()
     _run(argv, target_env)
@@ -305,6 +326,7 @@ def _run(argv: list[str], env: dict[str, str]) -> None:  # pragma: no cover - wa
 
     fresh_randomness()
     code = 0
+    interrupted = False
     try:
         with open(script, "rb") as f:
             source = f.read()
@@ -313,7 +335,10 @@ def _run(argv: list[str], env: dict[str, str]) -> None:  # pragma: no cover - wa
         main.__cached__ = None
         main.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
         sys.modules["__main__"] = main
-        exec(compile(source, script, "exec"), main.__dict__)  # noqa: S102 - the program
+        _state["main"] = main
+        # dont_inherit: not this module's ``from __future__ import annotations``.
+        code_ = compile(source, script, "exec", dont_inherit=True)
+        exec(code_, main.__dict__)  # noqa: S102 - the program
     except SystemExit as exc:
         code = _exit_status(exc.code)
     except BaseException as exc:  # noqa: BLE001 - printed as the interpreter would
@@ -327,7 +352,13 @@ def _run(argv: list[str], env: dict[str, str]) -> None:  # pragma: no cover - wa
         except Exception:  # noqa: BLE001, S110 - a broken hook: the status still says it
             pass
         code = 1
+        interrupted = isinstance(exc, KeyboardInterrupt)
     code = _shut_down(code)
+    if interrupted:  # as the interpreter ends on Ctrl-C: killed by SIGINT
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     os._exit(code)
 
 
@@ -351,7 +382,8 @@ def _exit_status(value: Any) -> int:  # pragma: no cover - the warm interpreter
 
 
 def _shut_down(code: int) -> int:  # pragma: no cover - the warm interpreter
-    """Join non-daemon threads, run ``atexit``, flush: the interpreter's own exit."""
+    """Join non-daemon threads, run ``atexit``, free ``__main__``'s objects (a file the
+    program never closed is flushed), flush: the interpreter's own exit."""
     try:
         threading = sys.modules.get("threading")
         if threading is not None:
@@ -362,6 +394,15 @@ def _shut_down(code: int) -> int:  # pragma: no cover - the warm interpreter
     except SystemExit as exc:
         code = _exit_status(exc.code)
     except BaseException:  # noqa: BLE001, S110 - the interpreter prints and carries on
+        pass
+    try:
+        import gc
+
+        main = _state.pop("main", None)
+        if main is not None:
+            main.__dict__.clear()
+        gc.collect()
+    except BaseException:  # noqa: BLE001, S110 - a failing __del__ is printed and ignored
         pass
     for stream in (sys.stdout, sys.stderr):
         try:
