@@ -206,3 +206,22 @@ async def test_a_failures_text_does_not_depend_on_the_candidate_process_history(
         await backend.aclose()
     assert_feedback_independent_of_process_history(result)
     assert "galapagos-local-" not in result.artifacts["first"]  # nor of the job's directory
+
+
+ANNOTATIONS_EVALUATOR = b"""
+def evaluate(candidate):
+    return {"combined_score": 0.0, "seen": candidate.call("annotation")}
+"""
+
+
+async def test_a_program_is_compiled_without_the_runtimes_future_flags() -> None:
+    """The runtime's modules use ``from __future__ import annotations``; a program compiled by
+    them must not inherit it (``python3 program.py``, as the peers import it, does not)."""
+    source = "class C:\n    x: int\ndef annotation():\n    return repr(C.__annotations__['x'])\n"
+    backend = LocalBackend()
+    try:
+        result = await backend.run(sealed_job(source, evaluator=ANNOTATIONS_EVALUATOR))
+    finally:
+        await backend.aclose()
+    assert result.status == "ok", result.error
+    assert result.artifacts["seen"] == "<class 'int'>"

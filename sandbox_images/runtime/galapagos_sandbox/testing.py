@@ -51,7 +51,9 @@ class InProcessCandidate:
             module.__file__ = self.filename
             sys.modules[module.__name__] = module
             try:
-                exec(compile(self.source, self.filename, "exec"), module.__dict__)  # noqa: S102
+                # As the sandbox compiles it: without this module's ``__future__`` flags.
+                code = compile(self.source, self.filename, "exec", dont_inherit=True)
+                exec(code, module.__dict__)  # noqa: S102
             except SystemExit as exc:
                 raise CandidateCrashed(
                     f"the candidate exited (status {exc.code}) while loading"

@@ -92,7 +92,10 @@ class _Worker:
         import linecache  # here: the first load pays for it, not every container start
 
         linecache.cache[shown] = (len(source), None, source.splitlines(True), shown)
-        exec(compile(source, shown, "exec"), module.__dict__)  # noqa: S102 - the sandboxed program
+        # dont_inherit: the program is compiled as ``python3 program.py`` would, not with this
+        # module's ``from __future__ import annotations``.
+        code = compile(source, shown, "exec", dont_inherit=True)
+        exec(code, module.__dict__)  # noqa: S102 - the sandboxed program
         self.program = module
         return {"ok": True}
 
