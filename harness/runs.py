@@ -570,7 +570,9 @@ async def open_services(
             # backend, and the run's start.
             backend = await shared.backend(ev, run_id, wait_for_canaries=False)
             shared.canaries_in_pool(backend, plan.task.card.image)
-            evaluator = TaskEvaluator(plan.task, backend, run_id=run_id, limits=limits)
+            evaluator = TaskEvaluator(
+                plan.task, backend, run_id=run_id, limits=limits, warm_python=ev.warm_python
+            )
             try:
                 await evaluator.prewarm()  # the run's first containers start (no job)
                 prewarmed.set()

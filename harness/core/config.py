@@ -138,6 +138,11 @@ class EvaluatorConfig(StrictModel):
     #: start (fail closed).  They run as the first two boxes of the run's own first container
     #: (≈0.1 s; a separate container for images outside python-eval and its pip additions).
     canaries: bool = True
+    #: Compat folders whose evaluator runs the program as ``[sys.executable, program]``: that
+    #: subprocess runs in a warm interpreter forked in the candidate's box before the job
+    #: (numpy already imported: ≈20 ms a stage instead of ≈100 ms), which shows the program
+    #: what a fresh one would.  ``false``: a fresh interpreter every time (docs/sandbox.md).
+    warm_python: bool = True
 
 
 class SeedFrom(StrictModel):

@@ -80,8 +80,10 @@ class TaskEvaluator(BaseEvaluator):
         run_id: str | None = None,
         limits: Limits | None = None,
         close_backend: bool = True,
+        warm_python: bool = True,
     ) -> None:
         self.task = task
+        self.warm_python = warm_python
         self.backend = backend
         self.run_id = run_id
         self.limits = limits or task.card.limits.to_limits()
@@ -107,6 +109,7 @@ class TaskEvaluator(BaseEvaluator):
             image=card.image,
             preload=tuple(card.preload),
             labels=all_labels,
+            warm_python=self.warm_python,
         )
 
     async def prewarm(self, demand: int | None = None) -> None:

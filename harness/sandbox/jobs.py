@@ -104,7 +104,7 @@ def warm_python(job: Job) -> bool:
     jobs only (their evaluator shares the candidate's process and uid anyway), and only when
     the evaluator names ``sys.executable`` (it runs the program in a fresh interpreter, which
     would import numpy all over again)."""
-    if job.mode != "compat":
+    if job.mode != "compat" or not job.warm_python:
         return False
     return b"sys.executable" in bytes(job.files.get(f"{job.evaluator_module}.py") or b"")
 

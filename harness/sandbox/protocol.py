@@ -70,6 +70,9 @@ class Job:
     labels: Mapping[str, str] = field(default_factory=dict)
     #: Extra environment for the evaluator (never secrets; the backend starts from empty).
     env: Mapping[str, str] = field(default_factory=dict)
+    #: A compat evaluator's ``[sys.executable, script]`` subprocess may run in a warm
+    #: interpreter (``evaluator.warm_python``; see ``jobs.warm_python``).
+    warm_python: bool = True
 
 
 @runtime_checkable

@@ -174,3 +174,32 @@ def test_calls_from_several_threads_at_once_each_get_their_own_run(tmp_path: Pat
     runs = _run(tmp_path, source, warm=True, threads=4)
     assert [run[:3] for run in runs] == [[0, "['one', 'two']\n", ""]] * 4, runs
     assert sum(bool(run[3]) for run in runs) <= 1, runs
+
+
+FOLDER = Path(__file__).parents[1] / "redteam" / "fixtures" / "warm_folder"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "warm"), [([], True), (["evaluator.warm_python=false"], False)]
+)
+async def test_a_runs_config_turns_the_warm_interpreter_off(
+    overrides: list[str], warm: bool, tmp_path: Path
+) -> None:
+    """``evaluator.warm_python`` reaches the job: the seed of an OpenEvolve-style folder whose
+    evaluator runs it as ``[sys.executable, program]`` finds numpy imported, or not."""
+    import sqlite3
+
+    from harness.runs import execute, plan_run
+    from harness.store.sqlite import SQLiteStore
+
+    plan = plan_run(
+        scaffold="best_of_n", task=str(FOLDER), iterations=0, sandbox="local", overrides=overrides
+    )
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    summary = await execute(plan, store)
+    assert summary.status == "completed"
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:
+        (row,) = db.execute("SELECT result FROM evaluations").fetchall()
+    out = json.loads(row[0])["artifacts"]["stdout_tail"]
+    assert f"FIRST rc=0\nnumpy preloaded: {warm}\n" in out, out
+    assert "SECOND rc=0\nnumpy preloaded: False\n" in out, out
