@@ -184,6 +184,7 @@ def _wait(c: httpx.Client, run_id: str, wanted: tuple[str, ...], timeout: float 
         "prompt.system_message=" + "x" * 600,
         "evaluator.max_concurrent=0",
         "evaluator.max_concurrent=100000",
+        "evaluator.warm_python=false",
     ],
 )
 def test_overrides_that_name_host_paths_images_or_engine_settings_are_refused(
