@@ -37,3 +37,13 @@ def test_galapagos_evaluation_time_is_its_stages_time() -> None:
     assert abs(_eval_seconds(two) - 0.25) < 1e-9
     assert _eval_seconds({"duration_s": 0.2, "stages": []}) == 0.2  # no stage record: the whole
     assert _eval_seconds({"status": "failed"}) == 0.0
+
+
+def test_the_same_work_wall_drops_the_stages_beyond_one_per_evaluation() -> None:
+    from bench.safety_tax import same_work_wall
+
+    # 40 stages for 31 evaluations, 0.8 s in evaluation: 9 stages at 20 ms each come off.
+    run = {"wall_s": 2.5, "stages": 40, "evaluations": 31, "eval_s": 0.8}
+    assert abs(same_work_wall(run) - (2.5 - 9 * 0.02)) < 1e-9
+    assert same_work_wall({**run, "stages": 31}) == 2.5
+    assert same_work_wall({**run, "eval_s": None}) == 2.5
