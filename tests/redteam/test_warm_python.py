@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.evaluation.driver import TaskEvaluator
 from harness.evaluation.task import Task, load_task
+from tests.redteam.test_reuse import _in_turn, _stdout
+from tests.redteam.test_reuse import backend as backend  # one container at a time
 
 pytestmark = pytest.mark.docker
 
@@ -119,18 +120,6 @@ print("awake")
 
 
 @pytest.fixture(scope="module")
-def backend() -> Iterator[object]:
-    """One zygote container at a time, no creator threads: consecutive candidates share it."""
-    from harness.sandbox.docker_backend import DockerBackend
-    from harness.sandbox.images import build_images
-
-    build_images(["python-eval"])
-    backend = DockerBackend(pool_size=1, pool_creators=0)
-    yield backend
-    backend.close()
-
-
-@pytest.fixture(scope="module")
 def folder_task() -> Task:
     return load_task(FOLDER)
 
@@ -140,28 +129,10 @@ def evaluator(folder_task: Task, backend: object) -> TaskEvaluator:
     return TaskEvaluator(folder_task, backend, run_id="warm", close_backend=False)
 
 
-def _stdout(result: object) -> str:
-    return result.artifacts.get("stdout_tail", "")  # type: ignore[attr-defined]
-
-
 def _facts(text: str) -> list[dict[str, object]]:
     return [
         json.loads(line[len("FACTS ") :]) for line in text.splitlines() if line.startswith("FACTS ")
     ]
-
-
-async def _in_turn(evaluator: TaskEvaluator, *sources: str) -> list[object]:
-    backend = evaluator.backend
-    first = len(backend.served_by)  # type: ignore[attr-defined]
-    results = [
-        await evaluator.evaluate(source, program_id=f"warm{i}", iteration=i)
-        for i, source in enumerate(sources)
-    ]
-    # (A run's first container may serve the start-up canaries first.)
-    served = list(backend.served_by)[first:][-len(sources) :]  # type: ignore[attr-defined]
-    assert backend.boxes, "the engine refused the boxes: these tests need them"  # type: ignore[attr-defined]
-    assert len(served) == len(sources) and len(set(served)) == 1, served
-    return results
 
 
 async def test_the_program_sees_what_a_fresh_interpreter_shows(evaluator: TaskEvaluator) -> None:

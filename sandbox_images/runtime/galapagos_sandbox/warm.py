@@ -71,19 +71,9 @@ def start() -> None:
     # A process forked from this one (multiprocessing) must not use it: not its child.
     os.register_at_fork(after_in_child=_forget)
 
-    def _execute_child(
-        self: Any,
-        args: Any,
-        executable: Any,
-        preexec_fn: Any,
-        close_fds: Any,
-        pass_fds: Any,
-        cwd: Any,
-        env: Any,
-        *rest: Any,
-    ) -> None:
-        if not _hand_over(self, args, executable, preexec_fn, close_fds, pass_fds, cwd, env, rest):
-            original(self, args, executable, preexec_fn, close_fds, pass_fds, cwd, env, *rest)
+    def _execute_child(self: Any, *call: Any, **named: Any) -> None:
+        if named or not _hand_over(self, call):
+            original(self, *call, **named)
 
     subprocess.Popen._execute_child = _execute_child  # type: ignore[method-assign]
 
@@ -92,20 +82,12 @@ def _forget() -> None:
     _state["sock"] = None
 
 
-def _fits(
-    args: Any,
-    executable: Any,
-    preexec_fn: Any,
-    close_fds: Any,
-    pass_fds: Any,
-    cwd: Any,
-    env: Any,
-    rest: tuple[Any, ...],
-) -> str | None:
-    """The script a fresh interpreter would run for this ``Popen``, or None when the call is
-    anything but ``[sys.executable, script, *args]`` with default process settings."""
-    if len(rest) != 16:  # the signature this module knows (CPython 3.11)
+def _fits(call: tuple[Any, ...]) -> str | None:
+    """The script a fresh interpreter would run for this ``_execute_child`` call, or None when
+    it is anything but ``[sys.executable, script, *args]`` with default process settings."""
+    if len(call) != 23:  # the signature this module knows (CPython 3.11)
         return None
+    args, executable, preexec_fn, close_fds, pass_fds, cwd, env, *rest = call
     shell, restore_signals, gid, gids, uid = rest[2], rest[9], rest[10], rest[11], rest[12]
     umask, start_new_session, process_group = rest[13:16]
     if umask != -1 or start_new_session or process_group != -1:
@@ -140,17 +122,7 @@ def _fits(
     return script
 
 
-def _hand_over(
-    popen: Any,
-    args: Any,
-    executable: Any,
-    preexec_fn: Any,
-    close_fds: Any,
-    pass_fds: Any,
-    cwd: Any,
-    env: Any,
-    rest: tuple[Any, ...],
-) -> bool:
+def _hand_over(popen: Any, call: tuple[Any, ...]) -> bool:
     """Give the call to the warm interpreter; False when it cannot take it (run it for real)."""
     import marshal
     import socket
@@ -160,15 +132,13 @@ def _hand_over(
         return False  # another thread is handing its call over: this one runs for real
     try:
         sock = _state.get("sock")
-        if (
-            sock is None
-            or _fits(args, executable, preexec_fn, close_fds, pass_fds, cwd, env, rest) is None
-        ):
+        if sock is None or _fits(call) is None:
             return False
         _state["sock"] = None  # one call only, whatever happens next
     finally:
         lock.release()
-    (_s, _c, _sh, p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite) = rest[:9]
+    args, cwd, env = call[0], call[5], call[6]
+    p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite = call[10:16]
     target = dict(os.environ if env is None else env)  # all str: _fits checked
     # The directory the child starts in, as the evaluator's process sees it now (the warm
     # interpreter's own is the one it was forked in).
