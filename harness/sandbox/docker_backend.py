@@ -229,7 +229,7 @@ class DockerBackend:
         #: jobs, which share one mapping, hash their files once.
         self._task_frames: dict[str, bytes] = {}
         self._digests: dict[tuple[int, str, tuple[tuple[str, str], ...]], tuple[object, str]] = {}
-        self._warmed: dict[tuple[int, str, tuple[str, ...]], tuple[object, tuple[str, ...]]] = {}
+        self._warmed: dict[tuple[Any, ...], tuple[object, tuple[tuple[str, ...], bool]]] = {}
         self._executor = ThreadPoolExecutor(max_parallel, thread_name_prefix="galapagos-job")
         self._remover = ThreadPoolExecutor(2, thread_name_prefix="galapagos-rm")
         self._removals: set[Future[None]] = set()
@@ -527,23 +527,25 @@ class DockerBackend:
             raise InfrastructureFault(f"could not look up the sandbox image: {exc}") from exc
 
     def _key(self, job: Job, tag: str | None = None) -> PoolKey:
+        modules, warm_interpreter = self._warm(job)
         return PoolKey(
             tag or self.image_tag(job.image),
-            self._warm(job),
+            modules,
             job.limits,
             job.labels.get(ownership.RUN_LABEL),
             self._task(job) if job.mode == "sealed" else None,
-            warm_python(job),
+            warm_interpreter,
         )
 
-    def _warm(self, job: Job) -> tuple[str, ...]:
-        """:func:`~harness.sandbox.jobs.warm_modules` of the job, once per files mapping."""
-        shape = (id(job.files), job.evaluator_module, job.preload)
+    def _warm(self, job: Job) -> tuple[tuple[str, ...], bool]:
+        """:func:`~harness.sandbox.jobs.warm_modules` and :func:`~harness.sandbox.jobs.warm_python`
+        of the job, once per files mapping (not a scan of the evaluator per job)."""
+        shape = (id(job.files), job.evaluator_module, job.preload, job.mode, job.warm_python)
         seen = self._warmed.get(shape)
         if seen is None or seen[0] is not job.files:
             if len(self._warmed) > 64:
                 self._warmed.clear()
-            seen = self._warmed[shape] = (job.files, warm_modules(job))
+            seen = self._warmed[shape] = (job.files, (warm_modules(job), warm_python(job)))
         return seen[1]
 
     def _task(self, job: Job) -> str:
