@@ -155,10 +155,18 @@ class ServiceDB:
         self._idle.put(conn)
 
     def warm(self) -> None:
-        """Open every connection now (a server's open files then stay what they are)."""
-        taken = [self._acquire() for _ in range(self._size - self._idle.qsize())]
-        for conn in taken:
-            self._release(conn)
+        """Open every connection now, each with its write-ahead log (SQLite opens a
+        connection's ``-wal`` file at its first read, not at connect): a server's open files
+        then stay what they are, however many connections a later burst happens to use."""
+        with self._lock:  # the idle ones, then new ones until the pool is full
+            wanted = self._idle.qsize() + self._size - self._made
+        taken = [self._acquire() for _ in range(wanted)]
+        try:
+            for conn in taken:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        finally:
+            for conn in taken:
+                self._release(conn)
 
     def close(self) -> None:
         """Close the kept connections (a later call opens new ones)."""

@@ -3,11 +3,13 @@ power they had), sessions live server-side, and quotas count what a token holds.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
 
 from harness.service._db import ServiceDB, _digest
+from harness.store.sqlite import SQLiteStore
 
 
 def test_a_store_from_before_scopes_and_sessions_upgrades_in_place(tmp_path: Path) -> None:
@@ -55,3 +57,36 @@ def test_sessions_and_queue_counts(tmp_path: Path) -> None:
     db.set_state("b", "done")
     assert db.in_queue(token.id) == 1 and db.in_queue("other") == 0
     db.close()
+
+
+def _open_files(path: Path) -> list[str]:
+    """The names of the files under ``path``'s folder this process holds open."""
+    names = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(path.parent)):
+            names.append(Path(target).name)
+    return sorted(names)
+
+
+def test_a_warmed_pool_keeps_its_open_files_when_every_connection_is_used(tmp_path: Path) -> None:
+    """warm() opens each kept connection with its write-ahead log: a burst that uses all of
+    them at once opens no further file (the hub's store files stay flat over bursts)."""
+    path = tmp_path / "s.sqlite"
+    writer = SQLiteStore(path)  # as the hub: the run writer made the store (in WAL mode)
+    db = ServiceDB(path, connections=3)
+    db.warm()
+    warmed = _open_files(path)
+    assert warmed.count("s.sqlite") == 4 and warmed.count("s.sqlite-wal") == 4, warmed
+    taken = [db._acquire() for _ in range(3)]  # all at once, as concurrent requests take them
+    for conn in taken:
+        assert conn.execute("SELECT count(*) FROM service_tokens").fetchone() == (0,)
+    for conn in taken:
+        db._release(conn)
+    assert _open_files(path) == warmed
+    db.close()
+    writer.close()
+    assert _open_files(path) == []
