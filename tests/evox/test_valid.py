@@ -23,6 +23,20 @@ async def test_a_plain_well_behaved_strategy_passes(local_factory: LocalStrategy
     assert report.passed, report.feedback()
 
 
+async def test_a_strategy_is_compiled_without_the_runtimes_future_flags(
+    local_factory: LocalStrategyFactory,
+) -> None:
+    """The strategy server's modules use ``from __future__ import annotations``; the strategy
+    module it loads must not inherit it (its annotations are the objects it wrote)."""
+    probe = (
+        "class _Probe:\n    x: int\n"
+        "if _Probe.__annotations__['x'] is not int:\n"
+        "    raise RuntimeError('annotation ' + repr(_Probe.__annotations__['x']))\n"
+    )
+    report = await valid(GOOD + probe, local_factory)
+    assert report.passed, report.feedback()
+
+
 def test_every_check_has_a_strategy_that_fails_it() -> None:
     assert set(FAILS_EXACTLY) | {"prefilter"} == set(CHECK_NAMES)
 

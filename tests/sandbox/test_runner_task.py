@@ -209,14 +209,22 @@ async def test_a_failures_text_does_not_depend_on_the_candidate_process_history(
 
 
 ANNOTATIONS_EVALUATOR = b"""
+class E:
+    x: int
+
 def evaluate(candidate):
-    return {"combined_score": 0.0, "seen": candidate.call("annotation")}
+    return {
+        "combined_score": 0.0,
+        "seen": candidate.call("annotation"),
+        "evaluator": repr(E.__annotations__["x"]),
+    }
 """
 
 
 async def test_a_program_is_compiled_without_the_runtimes_future_flags() -> None:
-    """The runtime's modules use ``from __future__ import annotations``; a program compiled by
-    them must not inherit it (``python3 program.py``, as the peers import it, does not)."""
+    """The runtime's modules use ``from __future__ import annotations``; a program or an
+    evaluator compiled by them must not inherit it (``python3 program.py``, as the peers import
+    them, does not)."""
     source = "class C:\n    x: int\ndef annotation():\n    return repr(C.__annotations__['x'])\n"
     backend = LocalBackend()
     try:
@@ -225,3 +233,4 @@ async def test_a_program_is_compiled_without_the_runtimes_future_flags() -> None
         await backend.aclose()
     assert result.status == "ok", result.error
     assert result.artifacts["seen"] == "<class 'int'>"
+    assert result.artifacts["evaluator"] == "<class 'int'>"

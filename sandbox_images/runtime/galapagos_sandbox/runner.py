@@ -200,7 +200,10 @@ class Runner:
         module = types.ModuleType(name)
         module.__file__ = path
         sys.modules[name] = module
-        exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - trusted evaluator
+        # dont_inherit: not this module's ``from __future__ import annotations`` (the
+        # evaluator runs as ``python3`` would import it).
+        code = compile(source, path, "exec", dont_inherit=True)
+        exec(code, module.__dict__)  # noqa: S102 - trusted evaluator
         return module
 
     def rehearse(self) -> None:

@@ -112,7 +112,9 @@ class Session:
         module.__file__ = "strategy.py"
         sys.modules[MODULE_NAME] = module  # dataclasses resolve annotations through sys.modules
         try:
-            exec(compile(source, "strategy.py", "exec"), module.__dict__)  # noqa: S102
+            # dont_inherit: not this module's ``from __future__ import annotations``.
+            code = compile(source, "strategy.py", "exec", dont_inherit=True)
+            exec(code, module.__dict__)  # noqa: S102
         except Exception as exc:  # noqa: BLE001 - any failure of the module is a load failure
             raise LoadError(
                 f"the module failed to load: {type(exc).__name__}: {exc}", stage="load"
