@@ -30,8 +30,25 @@ pytestmark = pytest.mark.docker
 FOLDER = Path(__file__).parent / "fixtures" / "warm_folder"
 
 FACTS = r"""
-import json, os, sys
+import json, os, resource, signal, sys
+with open("/proc/thread-self/status") as f:
+    status = dict(line.split(":", 1) for line in f.read().splitlines())
+with open("/proc/self/oom_score_adj") as f:
+    oom = f.read().strip()
 facts = {
+    # What a child inherits from the evaluator's process besides files, environment, directory.
+    "inherited": {
+        key: status[key].strip()
+        for key in ("Umask", "Uid", "Gid", "Groups", "CapEff", "CapBnd", "NoNewPrivs",
+                    "Seccomp", "SigBlk", "SigIgn", "Cpus_allowed_list")
+    },
+    "limits": [resource.getrlimit(getattr(resource, name)) for name in sorted(dir(resource))
+               if name.startswith("RLIMIT_")],
+    "priority": os.getpriority(os.PRIO_PROCESS, 0),
+    "oom": oom,
+    "signals": {int(s): str(signal.getsignal(s)) for s in signal.valid_signals()  # not default
+                if s not in (signal.SIGKILL, signal.SIGSTOP)
+                and signal.getsignal(s) is not signal.SIG_DFL},
     "preloaded": "numpy" in sys.modules,
     "name": __name__,
     "argv": sys.argv,

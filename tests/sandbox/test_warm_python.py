@@ -32,6 +32,7 @@ DRIVER = textwrap.dedent(
         w.start()
         warm_pid = w._state["pid"]
     kwargs = json.loads(sys.argv[1])
+    exec(kwargs.pop("prelude", ""))  # what the evaluator does before its call
     args = [sys.executable, *kwargs.pop("args")]
     text = kwargs.pop("stdin_text", None)
     if kwargs.pop("chdir_first", None):
@@ -95,6 +96,27 @@ PROBES = {
     ),
     "chdir before the call": "import os\nprint(os.getcwd())\n",
     "numpy works": "import numpy as np\nprint(np.arange(4).sum(), np.linalg.norm([3, 4]))\n",
+    "process state": (
+        "import os, resource, signal\n"
+        "with open('/proc/thread-self/status') as f:\n"
+        "    status = dict(line.split(':', 1) for line in f.read().splitlines())\n"
+        "print({k: status[k].strip() for k in ('Umask', 'SigBlk', 'SigIgn', 'CapEff',"
+        " 'NoNewPrivs', 'Seccomp', 'Cpus_allowed_list')})\n"
+        "print([resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource))"
+        " if n.startswith('RLIMIT_')], os.getpriority(os.PRIO_PROCESS, 0))\n"
+        "print({int(s): str(signal.getsignal(s)) for s in signal.valid_signals()"
+        " if s not in (signal.SIGKILL, signal.SIGSTOP)})\n"
+    ),
+}
+
+#: The exit status of each probe that does not end well (every other one exits 0): a probe
+#: that crashed the same way in both interpreters must not pass for one that ran.
+STATUS = {
+    "exit code": 3,
+    "exit message": 1,
+    "raises": 1,
+    "syntax error": 1,
+    "os._exit loses buffered output": 5,
 }
 
 WARM_CHECK = "import sys\nprint('numpy' in sys.modules)\n"
@@ -141,6 +163,7 @@ def test_a_program_behaves_as_in_a_fresh_interpreter(tmp_path: Path, probe: str)
     *warm, taken = _run(tmp_path, PROBES[probe], warm=True, **extra)
     *fresh, plain = _run(tmp_path, PROBES[probe], warm=False, **extra)
     assert (taken, plain) == (True, False)
+    assert warm[0] == STATUS.get(probe, 0), warm
     assert warm == fresh
 
 
@@ -152,6 +175,34 @@ def test_a_program_behaves_as_in_a_fresh_interpreter(tmp_path: Path, probe: str)
         ("another interpreter setting", ["probe.py"], {"env": {"PYTHONHASHSEED": "7"}}),
         ("a new session", ["probe.py"], {"start_new_session": True}),
         ("a missing script", ["missing.py"], {}),
+        ("a changed umask", ["probe.py"], {"prelude": "os.umask(0o027)"}),
+        (
+            "a lowered resource limit",
+            ["probe.py"],
+            {"prelude": "import resource; resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))"},
+        ),
+        (
+            "an ignored signal",
+            ["probe.py"],
+            {"prelude": "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN)"},
+        ),
+        (
+            "a blocked signal",
+            ["probe.py"],
+            {"prelude": "import signal as s; s.pthread_sigmask(s.SIG_BLOCK, {s.SIGUSR1})"},
+        ),
+        ("a lower priority", ["probe.py"], {"prelude": "os.nice(1)"}),
+        ("a narrower CPU set", ["probe.py"], {"prelude": "os.sched_setaffinity(0, {0})"}),
+        (
+            "a raised OOM score",
+            ["probe.py"],
+            {"prelude": "open('/proc/self/oom_score_adj', 'w').write('500')"},
+        ),
+        (
+            "a no-new-privileges bit",
+            ["probe.py"],
+            {"prelude": "import ctypes; ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)"},
+        ),
     ],
 )
 def test_what_it_cannot_reproduce_exactly_runs_a_real_interpreter(

@@ -17,7 +17,9 @@ Why it is no weaker: the warm interpreter lives in the candidate's own box, fork
 candidate's own process (the compat evaluator already runs there, as the candidate's uid, with
 the candidate's filter), before the job arrived, so it never held task data; it dies with the
 box like every other process in it; it serves one ``Popen`` (later ones, and any call this
-cannot reproduce exactly, run a real interpreter).  What a program can tell apart: modules the
+cannot reproduce exactly, run a real interpreter: among them any made after the evaluator's
+process changed what a child inherits, its umask, resource limits, signal mask, credentials,
+seccomp filters or CPU set, see ``_inherited``).  What a program can tell apart: modules the
 zygote preloaded are already in ``sys.modules``; ``sys.flags`` are the sandbox's (``-P -s -S``,
 then ``site`` run by hand); the string hash seed is the candidate process's.
 """
@@ -39,6 +41,17 @@ __all__ = ["start"]
 _STARTUP_PREFIX = ("PYTHON", "LC_", "OMP_", "OPENBLAS_", "MKL_", "NUMEXPR_", "LANG", "TZ")
 _APPLIED = frozenset({"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"})
 
+#: The lines of ``/proc/thread-self/status`` a child inherits through ``fork`` and ``exec``:
+#: the warm interpreter has them as they were when it was forked, a real child as they are at
+#: the call, so a call made after the evaluator's process changed one runs a real interpreter.
+_INHERITED = frozenset(
+    {
+        "Umask", "Uid", "Gid", "Groups", "NoNewPrivs", "Seccomp", "Seccomp_filters",
+        "SigBlk", "SigIgn", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb",
+        "Cpus_allowed_list", "Mems_allowed_list",
+    }
+)  # fmt: skip
+
 _state: dict[str, Any] = {}
 
 
@@ -57,6 +70,9 @@ def start() -> None:
         except Exception:  # noqa: BLE001, S110 - nothing to flush
             pass
     env = dict(os.environ)
+    inherited = _inherited()
+    if inherited is None:
+        return  # no /proc to compare the process with later: every call runs for real
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the warm interpreter
         try:
@@ -67,7 +83,14 @@ def start() -> None:
     theirs.close()
     ours.set_inheritable(False)
     original = subprocess.Popen._execute_child
-    _state.update(pid=pid, sock=ours, env=env, original=original, lock=threading.Lock())
+    _state.update(
+        pid=pid,
+        sock=ours,
+        env=env,
+        inherited=inherited,
+        original=original,
+        lock=threading.Lock(),
+    )
     # A process forked from this one (multiprocessing) must not use it: not its child.
     os.register_at_fork(after_in_child=_forget)
 
@@ -80,6 +103,37 @@ def start() -> None:
 
 def _forget() -> None:
     _state["sock"] = None
+
+
+def _inherited() -> tuple[Any, ...] | None:
+    """What a child of the calling thread inherits besides its descriptors, environment and
+    directory (umask, credentials, capabilities, seccomp, signal mask and ignored signals, CPU
+    and memory nodes, resource limits, priority, OOM score); None without ``/proc``."""
+    import resource
+    import signal
+
+    try:
+        with open("/proc/thread-self/status") as f:
+            lines = f.read().splitlines()
+        with open("/proc/self/oom_score_adj") as f:
+            oom = f.read().strip()
+        priority = os.getpriority(os.PRIO_PROCESS, 0)
+    except OSError:
+        return None
+    fields = {}
+    for line in lines:
+        key, _, value = line.partition(":")
+        if key in _INHERITED:
+            fields[key] = value.strip()
+    if "SigIgn" in fields:  # every interpreter ignores these two itself (``restore_signals``)
+        reset = (1 << (signal.SIGPIPE - 1)) | (1 << (signal.SIGXFSZ - 1))
+        fields["SigIgn"] = str(int(fields["SigIgn"], 16) & ~reset)
+    limits = tuple(
+        resource.getrlimit(getattr(resource, name))
+        for name in sorted(dir(resource))
+        if name.startswith("RLIMIT_")
+    )
+    return tuple(sorted(fields.items())), limits, priority, oom
 
 
 def _fits(call: tuple[Any, ...]) -> str | None:
@@ -119,6 +173,8 @@ def _fits(call: tuple[Any, ...]) -> str | None:
                 return None
     except Exception:  # noqa: BLE001 - an odd mapping: let the real Popen judge it
         return None
+    if _inherited() != _state["inherited"]:
+        return None  # the process changed since the fork: a real child would inherit that
     return script
 
 
