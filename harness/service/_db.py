@@ -164,6 +164,8 @@ class ServiceDB:
         try:
             for conn in taken:
                 conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"run store {self.path}: {exc}") from exc
         finally:
             for conn in taken:
                 self._release(conn)
