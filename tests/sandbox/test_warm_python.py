@@ -199,6 +199,11 @@ def test_a_program_behaves_as_in_a_fresh_interpreter(tmp_path: Path, probe: str)
             {"prelude": "open('/proc/self/oom_score_adj', 'w').write('500')"},
         ),
         (
+            "a process state it cannot read",
+            ["probe.py"],
+            {"prelude": "os.getpriority = lambda *a: 1 / 0"},
+        ),
+        (
             "a no-new-privileges bit",
             ["probe.py"],
             {"prelude": "import ctypes; ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)"},

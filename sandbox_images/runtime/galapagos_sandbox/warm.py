@@ -112,27 +112,27 @@ def _inherited() -> tuple[Any, ...] | None:
     import resource
     import signal
 
-    try:
+    try:  # anything odd (no /proc, a field that does not parse): None, which never matches
         with open("/proc/thread-self/status") as f:
             lines = f.read().splitlines()
         with open("/proc/self/oom_score_adj") as f:
             oom = f.read().strip()
         priority = os.getpriority(os.PRIO_PROCESS, 0)
-    except OSError:
+        fields = {}
+        for line in lines:
+            key, _, value = line.partition(":")
+            if key in _INHERITED:
+                fields[key] = value.strip()
+        if "SigIgn" in fields:  # every interpreter ignores these two itself (restore_signals)
+            reset = (1 << (signal.SIGPIPE - 1)) | (1 << (signal.SIGXFSZ - 1))
+            fields["SigIgn"] = str(int(fields["SigIgn"], 16) & ~reset)
+        limits = tuple(
+            resource.getrlimit(getattr(resource, name))
+            for name in sorted(dir(resource))
+            if name.startswith("RLIMIT_")
+        )
+    except Exception:  # noqa: BLE001 - the caller then runs a real interpreter
         return None
-    fields = {}
-    for line in lines:
-        key, _, value = line.partition(":")
-        if key in _INHERITED:
-            fields[key] = value.strip()
-    if "SigIgn" in fields:  # every interpreter ignores these two itself (``restore_signals``)
-        reset = (1 << (signal.SIGPIPE - 1)) | (1 << (signal.SIGXFSZ - 1))
-        fields["SigIgn"] = str(int(fields["SigIgn"], 16) & ~reset)
-    limits = tuple(
-        resource.getrlimit(getattr(resource, name))
-        for name in sorted(dir(resource))
-        if name.startswith("RLIMIT_")
-    )
     return tuple(sorted(fields.items())), limits, priority, oom
 
 
@@ -173,7 +173,8 @@ def _fits(call: tuple[Any, ...]) -> str | None:
                 return None
     except Exception:  # noqa: BLE001 - an odd mapping: let the real Popen judge it
         return None
-    if _inherited() != _state["inherited"]:
+    now = _inherited()
+    if now is None or now != _state["inherited"]:
         return None  # the process changed since the fork: a real child would inherit that
     return script
 
