@@ -678,10 +678,11 @@ def main() -> None:
     if set(chosen) - {"cli"}:
         build_images_first(args)
     print(f"conditions: {conditions()}", flush=True)
+    idle: dict[str, tuple[float, float] | None] = {}  # the e2e section's ratios, for "loaded"
     runners: dict[str, Callable[[], Any]] = {
         "cpu": lambda: section_cpu(args, report),
-        "e2e": lambda: compare_e2e(args, report, "e2e"),
-        "loaded": lambda: loaded(args, report),
+        "e2e": lambda: idle.update(e2e=compare_e2e(args, report, "e2e")),
+        "loaded": lambda: loaded(args, report, idle.get("e2e")),
         "parallel": lambda: section_parallel(args, report),
         "fast": lambda: section_fast(args, report),
         "cli": lambda: section_cli(args, report),
@@ -694,22 +695,17 @@ def main() -> None:
         print(json.dumps({"rows": report.rows, "notes": report.notes}, indent=2))
 
 
-def loaded(args: argparse.Namespace, report: Report) -> None:
-    """The e2e comparison with both cores saturated, against the idle one of this script run.
-    The goal is judged on the same work (as ``section_parallel`` does): the idle and loaded runs
-    of Galapagos search apart and pass the first stage's threshold in different numbers, so
-    the plain ratio compares different work; it is printed beside."""
-
-    def idle(what: str) -> float | None:
-        rows = [r for r in report.rows if r["section"] == "e2e" and what in r["what"]]
-        return rows[0]["ratio"] if rows else None
-
-    idle_plain, idle_same = idle("best_of_n wall ("), idle("on the same work")
+def loaded(args: argparse.Namespace, report: Report, idle: tuple[float, float] | None) -> None:
+    """The e2e comparison with both cores saturated, against ``idle`` (the e2e section's
+    ratios in this script run: plain, same work).  The goal is judged on the same work (as
+    ``section_parallel`` does): the idle and loaded runs of Galapagos search apart and pass the
+    first stage's threshold in different numbers, so the plain ratio compares different work;
+    it is printed beside."""
     with saturated():
         ratios = compare_e2e(args, report, "loaded")
-    if ratios is None or idle_plain is None or idle_same is None:
+    if ratios is None or idle is None:
         return
-    plain, same = ratios
+    (plain, same), (idle_plain, idle_same) = ratios, idle
     report.row("loaded", "Galapagos/OpenEvolve under load vs idle, same work", same / idle_same,
                "×", ratio=same / idle_same, goal=1.0)  # fmt: skip
     report.row("loaded", "Galapagos/OpenEvolve under load vs idle, plain", plain / idle_plain,
